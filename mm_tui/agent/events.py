@@ -1,0 +1,207 @@
+"""Every event the agent core emits, in one module.
+
+The core speaks to its sinks (the window, the headless printer, the tests) only through these
+small frozen dataclasses. Read this file to learn the whole protocol between core and window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Literal
+
+# SPEC §3: spinner states, exact strings.
+WAITING_FOR_MODEL = "Waiting for the model"
+THINKING = "Thinking"
+WRITING = "Writing"
+COMPOSING_TOOL_CALL = "Composing a tool call"
+WAITING_FOR_ANSWER = "Waiting for your answer (a/s/r)"
+
+
+def running_state(tool: str) -> str:
+    """The spinner text while a tool runs (SPEC §3)."""
+    return f"Running {tool}"
+
+
+class ToolStatus(str, Enum):
+    """How a tool call ended (or that it still runs); the window shows one glyph and word each."""
+
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    TIMED_OUT = "timed out"
+    REJECTED = "rejected"
+    INTERRUPTED = "interrupted"
+    LOOP_DETECTED = "loop detected"
+
+
+class PermissionAnswer(str, Enum):
+    """The person's answer to a permission question: keys a, s, r."""
+
+    ALLOW_ONCE = "a"
+    ALLOW_SESSION = "s"
+    REJECT = "r"
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """A user message was accepted and a turn begins."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class SpinnerChanged:
+    """The status line's state text changed (one of the SPEC §3 strings)."""
+
+    state: str
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's answer text (Markdown), to be appended."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning; shown folded, never sent back to the model."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantMessageDone:
+    """The model finished one message (text and/or tool calls) of the turn."""
+
+    text: str
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """A tool call is about to be handled (it may still wait for permission)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    title: str  # e.g. "bash ls -la", "edit_file src/a.py", "lsp definition main.go greet"
+    badge: str = ""  # the repair-ladder step that produced the call ("" = native)
+    raw: str = ""  # the raw text the call was parsed from, when it was repaired
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """The core waits for the person. The sink resolves `future` with a PermissionAnswer.
+
+    `detail` is exactly what will run (a command) and `diff` what will change (an edit).
+    """
+
+    call_id: str
+    name: str
+    title: str
+    detail: str
+    diff: str | None
+    future: Future[PermissionAnswer] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class PermissionResolved:
+    """The person (or a session grant, or yolo) answered; the row shows the answer."""
+
+    call_id: str
+    answer: PermissionAnswer
+    automatic: bool = False
+
+
+@dataclass(frozen=True)
+class ToolOutputDelta:
+    """Live output of a running tool (bash), for the expanded row."""
+
+    call_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call ended; `output` is exactly what the model receives."""
+
+    call_id: str
+    name: str
+    title: str
+    status: ToolStatus
+    duration: float
+    output: str
+    diff: str | None = None
+
+
+NoticeLevel = Literal["info", "warning", "error", "loop"]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One clear line for the person: a server fault, a warning, a loop verdict, info."""
+
+    level: NoticeLevel
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage reported by the server for one model call."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class TurnSummary:
+    """After every turn (SPEC §7): the four counters, duration and tokens."""
+
+    commands: int
+    file_ops: int
+    skills: int
+    lsp_calls: int
+    duration: float
+    prompt_tokens: int
+    completion_tokens: int
+
+    def line(self) -> str:
+        """`⚙ N command(s) · 📝 N file op(s) · 📖 N skill(s) · 🔎 N lsp call(s)` + time, tokens."""
+        counters = (
+            f"⚙ {self.commands} command(s) · 📝 {self.file_ops} file op(s) · "
+            f"📖 {self.skills} skill(s) · 🔎 {self.lsp_calls} lsp call(s)"
+        )
+        tokens = self.prompt_tokens + self.completion_tokens
+        return f"{counters} · {self.duration:.1f}s · {tokens} tokens"
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """The turn is over. `error` is the one-line reason when it ended in an error."""
+
+    reason: Literal["answered", "max_turns", "loop", "error", "interrupted"]
+    error: str | None = None
+
+
+Event = (
+    TurnStarted
+    | SpinnerChanged
+    | TextDelta
+    | ReasoningDelta
+    | AssistantMessageDone
+    | ToolStarted
+    | PermissionRequest
+    | PermissionResolved
+    | ToolOutputDelta
+    | ToolFinished
+    | Notice
+    | Usage
+    | TurnSummary
+    | TurnEnded
+)
+
+EventSink = Callable[[Event], None]

@@ -1,0 +1,110 @@
+"""The contract between the turn loop and every tool.
+
+A tool never raises for an ordinary failure (SPEC §1): it returns the failure's text as its
+output. The loop asks `needs_permission`, shows `preview` to the person, then calls `run`.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mm_tui.agent.events import ToolStatus
+
+
+class ToolKind(str, Enum):
+    """Which counter of the turn summary a tool's answers count in (SPEC §7)."""
+
+    COMMAND = "command"  # ⚙ N command(s)
+    FILE = "file"  # 📝 N file op(s)
+    SKILL = "skill"  # 📖 N skill(s)
+    LSP = "lsp"  # 🔎 N lsp call(s)
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may use: where it works, how much it may say, when to stop."""
+
+    cwd: Path
+    max_output: int = 10_000
+    cancel: threading.Event = field(default_factory=threading.Event)
+    emit_output: Callable[[str], None] = lambda text: None  # live output for the row
+
+
+@dataclass(frozen=True)
+class ToolPreview:
+    """What the person is shown before allowing a call: what will run, which file changes."""
+
+    title: str
+    detail: str
+    diff: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """`output` is exactly what the model receives; the rest is for the window's row."""
+
+    output: str
+    status: ToolStatus = ToolStatus.DONE
+    diff: str | None = None
+
+
+class Tool(ABC):
+    """One built-in tool. Subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    #: The text returned when the person rejects the call; None = the tool never asks.
+    rejection_text: ClassVar[str | None] = None
+
+    @property
+    @abstractmethod
+    def description(self) -> str:
+        """The description the model reads: short, with the method and one example."""
+
+    @property
+    @abstractmethod
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments."""
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as declared in `tools=` of a chat completion request."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+    def needs_permission(self, args: dict[str, Any]) -> bool:
+        """Whether this call must be allowed by the person under `permissions: ask`."""
+        return self.rejection_text is not None
+
+    def title(self, args: dict[str, Any]) -> str:
+        """The row's short title, e.g. `bash ls -la` or `edit_file src/a.py`."""
+        first = next((v for v in args.values() if isinstance(v, str)), "")
+        return f"{self.name} {first}".rstrip()
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
+        """What the permission question shows; edits override this to include their diff."""
+        title = self.title(args)
+        return ToolPreview(title=title, detail=title)
+
+    @abstractmethod
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Do the work. Must not raise for an ordinary failure; must honour `ctx.cancel`."""
+
+
+def truncate_output(text: str, limit: int) -> str:
+    """Cut `text` to `limit` characters and say how much was left out (SPEC §1: nothing silent)."""
+    if len(text) <= limit:
+        return text
+    left_out = len(text) - limit
+    return f"{text[:limit]}\n[output truncated: {left_out} more characters not shown]"
