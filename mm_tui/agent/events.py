@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 # SPEC §3: spinner states, exact strings.
@@ -25,7 +25,7 @@ def running_state(tool: str) -> str:
     return f"Running {tool}"
 
 
-class ToolStatus(str, Enum):
+class ToolStatus(StrEnum):
     """How a tool call ended (or that it still runs); the window shows one glyph and word each."""
 
     RUNNING = "running"
@@ -37,7 +37,7 @@ class ToolStatus(str, Enum):
     LOOP_DETECTED = "loop detected"
 
 
-class PermissionAnswer(str, Enum):
+class PermissionAnswer(StrEnum):
     """The person's answer to a permission question: keys a, s, r."""
 
     ALLOW_ONCE = "a"

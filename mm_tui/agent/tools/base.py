@@ -10,14 +10,14 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 from mm_tui.agent.events import ToolStatus
 
 
-class ToolKind(str, Enum):
+class ToolKind(StrEnum):
     """Which counter of the turn summary a tool's answers count in (SPEC §7)."""
 
     COMMAND = "command"  # ⚙ N command(s)

@@ -1,0 +1,103 @@
+"""Loops and runaways (SPEC §5): the same call over and over, and tool-call arguments that
+never end."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+LOOP_NOTE = (
+    "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. "
+    "Please try a different approach or provide more information.]"
+)
+LOOP_STOP = (
+    "[error: the model repeated the same {tool} call {count} times in a row with the same "
+    "failing result — turn stopped by the loop detector; rephrase the request, or fix what the "
+    "tool kept reporting]"
+)
+RUNAWAY = (
+    "[error: the model's tool call ran away: its arguments repeat the same pattern "
+    "({count} characters so far: {sample}) — generation stopped; rephrase the request, or try "
+    "another model]"
+)
+RUNAWAY_SIZE = (
+    "[error: the model's tool call ran away: its arguments passed 256 KB "
+    "({count} characters so far: {sample}) — generation stopped; rephrase the request, or try "
+    "another model]"
+)
+
+WARN_AT = 3  # the same triple 3 times in a row: a note is appended
+STOP_AT = 6  # 3 more: the turn stops
+
+
+class LoopVerdict(Enum):
+    NONE = "none"
+    WARN = "warn"
+    STOP = "stop"
+
+
+class LoopDetector:
+    """Counts identical (tool, input, output) triples in a row. `/new` resets it."""
+
+    def __init__(self) -> None:
+        self._last: tuple[str, str, str] | None = None
+        self._count = 0
+
+    def record(self, tool: str, arguments: dict[str, Any] | str, output: str) -> LoopVerdict:
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+        triple = (tool, arguments, output)
+        self._count = self._count + 1 if triple == self._last else 1
+        self._last = triple
+        if self._count >= STOP_AT:
+            return LoopVerdict.STOP
+        if self._count >= WARN_AT:
+            return LoopVerdict.WARN
+        return LoopVerdict.NONE
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    def reset(self) -> None:
+        self._last, self._count = None, 0
+
+
+RUNAWAY_WINDOW = 256
+RUNAWAY_MAX_BYTES = 256 * 1024
+PATTERN_MIN, PATTERN_MAX = 4, 64
+
+
+def repeated_pattern(text: str) -> str | None:
+    """The pattern (4 to 64 characters) that the last 256 characters of `text` repeat, if any."""
+    if len(text) < RUNAWAY_WINDOW:
+        return None
+    tail = text[-RUNAWAY_WINDOW:]
+    for period in range(PATTERN_MIN, PATTERN_MAX + 1):
+        if tail[period:] == tail[:-period]:
+            return tail[-period:]
+    return None
+
+
+class RunawayWatch:
+    """Watches one model call's streamed tool-call arguments; says when one ran away."""
+
+    def __init__(self) -> None:
+        self._bytes: dict[str, int] = {}
+        self._seen: dict[str, int] = {}
+
+    def check(self, call_id: str, arguments: str) -> str | None:
+        """Call after each fragment with the call's whole arguments so far."""
+        seen = self._seen.get(call_id, 0)
+        added = arguments[seen:]
+        self._seen[call_id] = len(arguments)
+        size = self._bytes.get(call_id, 0) + len(added.encode("utf-8", "replace"))
+        self._bytes[call_id] = size
+        if size > RUNAWAY_MAX_BYTES:
+            return RUNAWAY_SIZE.format(count=len(arguments), sample=json.dumps(arguments[-40:]))
+        if added:
+            pattern = repeated_pattern(arguments)
+            if pattern is not None:
+                return RUNAWAY.format(count=len(arguments), sample=json.dumps(pattern))
+        return None

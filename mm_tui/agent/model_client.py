@@ -1,0 +1,208 @@
+"""The model server, seen through the `openai` package: streaming, model listing, and every
+fault turned into one clear line (SPEC §3).
+
+`openai` is imported here, lazily: it costs 0.3 s, more than a whole first frame of the window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+HOW_TO_SET_URL = "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
+RETRYABLE_STATUSES = (429, 500, 502, 503, 504)
+
+
+@dataclass(frozen=True)
+class ModelFault(Exception):
+    """A server fault, phrased as the one line the person and the session's `errors` get."""
+
+    message: str
+    retryable: bool = False
+    status: int | None = None
+    body: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Interrupted(Exception):
+    """The person interrupted while the model was streaming."""
+
+
+_DONE = object()
+
+
+class ModelClient:
+    """One OpenAI-compatible endpoint. Thread-safe for one stream at a time."""
+
+    def __init__(self, base_url: str, api_key: str, *, timeout: float = 300.0) -> None:
+        self.base_url = base_url
+        self.timeout = timeout
+        self._api_key = api_key or "none"
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                timeout=self.timeout,
+                max_retries=0,  # we retry 429/5xx ourselves, and say so
+            )
+        return self._client
+
+    def list_models(self) -> list[str]:
+        try:
+            return [m.id for m in self.client.models.list()]
+        except Exception as exc:  # every failure becomes one line
+            raise self.describe(exc, model=None) from None
+
+    def stream(
+        self, request: dict[str, Any], cancel: threading.Event
+    ) -> Iterator[Any]:
+        """Yield the chunks of one streamed completion; raise ModelFault or Interrupted.
+
+        The HTTP exchange runs in a helper thread feeding a queue, so that an interrupt is
+        noticed at once even while the server sends nothing (a stall, a slow first token).
+        """
+        chunks: queue.Queue[Any] = queue.Queue(maxsize=1024)
+        holder: dict[str, Any] = {}
+
+        def produce() -> None:
+            try:
+                stream = self.client.chat.completions.create(**request, stream=True)
+                holder["stream"] = stream
+                if cancel.is_set():
+                    stream.close()
+                    return
+                for chunk in stream:
+                    chunks.put(chunk)
+                    if cancel.is_set():
+                        break
+            except BaseException as exc:  # handed to the consumer, which describes it
+                chunks.put(exc)
+            finally:
+                chunks.put(_DONE)
+
+        producer = threading.Thread(target=produce, name="mm-model-stream", daemon=True)
+        producer.start()
+        try:
+            while True:
+                try:
+                    item = chunks.get(timeout=0.05)
+                except queue.Empty:
+                    if cancel.is_set():
+                        raise Interrupted() from None
+                    continue
+                if item is _DONE:
+                    return
+                if isinstance(item, BaseException):
+                    if cancel.is_set():
+                        raise Interrupted() from None
+                    raise self.describe(item, model=request.get("model")) from None
+                if cancel.is_set():
+                    raise Interrupted()
+                yield item
+        finally:
+            stream = holder.get("stream")
+            if stream is not None and producer.is_alive():
+                with contextlib.suppress(Exception):
+                    stream.close()
+
+    def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
+        """Turn any exception from the client into one line a person can act on."""
+        import openai
+
+        url = self.base_url
+        if isinstance(exc, ModelFault):
+            return exc
+        if isinstance(exc, openai.APITimeoutError):
+            return ModelFault(
+                f"the model server at {url} did not answer within {self.timeout:g}s — "
+                "it may still be loading the model; try again",
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = _root_cause(exc)
+            return ModelFault(f"cannot reach the model server at {url} ({cause}) — {HOW_TO_SET_URL}")
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = _error_detail(exc)
+            body = _body_text(exc)
+            if status == 401:
+                return ModelFault(
+                    f"the model server at {url} refused the API key (HTTP 401: {detail}) — set it "
+                    "with OPENAI_API_KEY or apiKey in .mm.yaml",
+                    status=status,
+                    body=body,
+                )
+            if status == 404:
+                return ModelFault(
+                    f"the model server at {url} has no model {model!r} (HTTP 404: {detail}) — "
+                    "choose one with /model, --model, MM_MODEL or model in .mm.yaml",
+                    status=status,
+                    body=body,
+                )
+            if status == 429:
+                return ModelFault(
+                    f"the model server is rate limiting (HTTP 429: {detail})",
+                    retryable=True,
+                    status=status,
+                    body=body,
+                )
+            if status >= 500:
+                return ModelFault(
+                    f"the model server failed (HTTP {status}: {detail})",
+                    retryable=status in RETRYABLE_STATUSES,
+                    status=status,
+                    body=body,
+                )
+            return ModelFault(
+                f"the model server rejected the request (HTTP {status}: {detail})",
+                status=status,
+                body=body,
+            )
+        if isinstance(exc, openai.APIError):
+            return ModelFault(f"the model server reported an error mid-stream: {exc.message}")
+        if isinstance(exc, json.JSONDecodeError | ValueError):
+            return ModelFault(f"the model server sent a malformed chunk ({exc})")
+        name = type(exc).__name__
+        if "Protocol" in name or "Read" in name or "Connect" in name or isinstance(exc, OSError):
+            return ModelFault(f"the connection to the model server at {url} broke mid-stream ({name})")
+        return ModelFault(f"unexpected failure talking to the model server ({name}: {exc})")
+
+
+def _root_cause(exc: BaseException) -> str:
+    seen = exc
+    while seen.__cause__ is not None or seen.__context__ is not None:
+        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+    text = str(seen) or type(seen).__name__
+    if "refused" in text.lower():
+        return "connection refused"
+    return text.splitlines()[0][:160]
+
+
+def _error_detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message).splitlines()[0][:200]
+    return str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
+
+
+def _body_text(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    try:
+        return json.dumps(body) if body is not None else ""
+    except (TypeError, ValueError):
+        return str(body)

@@ -1,0 +1,78 @@
+"""Tolerant reading of tool-call arguments written by a weak model (issue 6's ladder, rung 2).
+
+Each successful repair is named by a short badge, shown on the tool row.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+BADGE_NATIVE = ""
+BADGE_REPAIRED = "repaired JSON"
+BADGE_OBJECT = "arguments as object"
+BADGE_NAME = "tool name fixed"
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+@dataclass(frozen=True)
+class ParsedArguments:
+    """Arguments as a dict (or None when unreadable), the badge of the repair, or the error."""
+
+    arguments: dict[str, Any] | None
+    badge: str = BADGE_NATIVE
+    error: str = ""
+
+
+def parse_arguments(raw: Any) -> ParsedArguments:
+    """Read the arguments of a tool call, repairing what a small model commonly breaks."""
+    if isinstance(raw, dict):
+        return ParsedArguments(raw, BADGE_OBJECT)
+    if raw is None or not str(raw).strip():
+        return ParsedArguments({})  # SPEC §3: empty arguments mean {}
+    text = str(raw)
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        first_error = str(exc)
+    else:
+        if isinstance(value, dict):
+            return ParsedArguments(value)
+        if isinstance(value, str):  # double-encoded: "{\"command\": \"ls\"}"
+            inner = parse_arguments(value)
+            if inner.arguments is not None:
+                return ParsedArguments(inner.arguments, BADGE_REPAIRED)
+        return ParsedArguments(None, error=f"expected a JSON object, got {type(value).__name__}")
+    repaired = _repair(text)
+    if repaired is not None:
+        return ParsedArguments(repaired, BADGE_REPAIRED)
+    return ParsedArguments(None, error=first_error)
+
+
+def _repair(text: str) -> dict[str, Any] | None:
+    candidate = text.strip()
+    fenced = _FENCE.match(candidate)
+    if fenced:
+        candidate = fenced.group(1).strip()
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start == -1 or end <= start:
+        return None
+    candidate = candidate[start : end + 1]
+    for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
+        try:
+            value = json.loads(attempt, strict=False)  # strict=False: raw newlines in strings
+        except ValueError:
+            pass
+        else:
+            if isinstance(value, dict):
+                return value
+    try:  # Python-style dicts: single quotes, True/False/None
+        value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", candidate))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None

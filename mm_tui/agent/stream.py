@@ -1,0 +1,117 @@
+"""Assembly of a streamed chat completion into text, reasoning, tool calls and usage (SPEC §3).
+
+Servers disagree on how they stream tool calls; the rules below make every dialect assemble the
+same calls:
+- fragments are grouped by `index`; a new non-empty `id` at a used index opens a new call
+  (Ollama sends every call whole at index 0);
+- an empty name never overwrites a name (LM Studio repeats `"name": ""` on later fragments);
+- empty arguments mean `{}`; a missing id is made up;
+- usage may arrive in a final chunk with no choices (llama-server);
+- reasoning arrives as `reasoning_content` (llama-server, LM Studio) or `reasoning` (vLLM).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    """Read a field from an SDK object (extra fields included) or from a plain dict."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(name)
+    return default if value is None else value
+
+
+@dataclass
+class AssembledCall:
+    """One tool call as assembled from its fragments; `arguments` is the raw JSON text."""
+
+    id: str
+    name: str = ""
+    arguments: str = ""
+    index: int = 0
+
+
+@dataclass
+class StreamDelta:
+    """What one chunk added, for the events the turn loop emits while streaming."""
+
+    text: str = ""
+    reasoning: str = ""
+    tool_call: AssembledCall | None = None  # the call whose arguments grew, if any
+
+
+@dataclass
+class StreamAssembler:
+    """Feed it chunks in order; read `text`, `reasoning`, `calls`, `usage`, `finish_reason`."""
+
+    text: str = ""
+    reasoning: str = ""
+    calls: list[AssembledCall] = field(default_factory=list)
+    usage: tuple[int, int] | None = None
+    finish_reason: str | None = None
+    _by_index: dict[int, AssembledCall] = field(default_factory=dict)
+
+    def feed(self, chunk: Any) -> StreamDelta:
+        delta_out = StreamDelta()
+        usage = _get(chunk, "usage")
+        if usage:
+            self.usage = (
+                int(_get(usage, "prompt_tokens", 0) or 0),
+                int(_get(usage, "completion_tokens", 0) or 0),
+            )
+        for choice in _get(chunk, "choices", []) or []:
+            reason = _get(choice, "finish_reason")
+            if reason:
+                self.finish_reason = reason
+            delta = _get(choice, "delta")
+            if delta is None:
+                continue
+            reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning") or ""
+            if isinstance(reasoning, str) and reasoning:
+                self.reasoning += reasoning
+                delta_out.reasoning += reasoning
+            content = _get(delta, "content") or ""
+            if isinstance(content, str) and content:
+                self.text += content
+                delta_out.text += content
+            for fragment in _get(delta, "tool_calls", []) or []:
+                delta_out.tool_call = self._feed_tool_call(fragment)
+        return delta_out
+
+    def _feed_tool_call(self, fragment: Any) -> AssembledCall:
+        index = _get(fragment, "index")
+        index = int(index) if isinstance(index, int) else len(self._by_index)
+        call_id = _get(fragment, "id") or ""
+        function = _get(fragment, "function") or {}
+        name = _get(function, "name") or ""
+        arguments = _get(function, "arguments")
+        current = self._by_index.get(index)
+        if current is None or (call_id and current.id and call_id != current.id):
+            current = AssembledCall(id=call_id or _made_up_id(), index=index)
+            self._by_index[index] = current
+            self.calls.append(current)
+        if name and not current.name:
+            current.name = name
+        if isinstance(arguments, dict):  # some servers send an object instead of a string
+            import json
+
+            current.arguments += json.dumps(arguments)
+        elif isinstance(arguments, str):
+            current.arguments += arguments
+        return current
+
+    @property
+    def was_cut(self) -> bool:
+        """A stream that ended without a finish_reason was cut (SPEC §3)."""
+        return self.finish_reason is None
+
+
+def _made_up_id() -> str:
+    return f"call_{uuid.uuid4().hex[:12]}"

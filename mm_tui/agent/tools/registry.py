@@ -1,0 +1,103 @@
+"""The tools declared to the model for one session, built from the configuration."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mm_tui.agent.config import Config
+from mm_tui.agent.tools.base import Tool
+
+
+def normalise_tool_name(name: str) -> str:
+    """`Read-File`, `readFile` and ` read_file ` all become `readfile` for lenient lookup."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+@dataclass
+class ToolRegistry:
+    """Holds the session's tools by name; finds a tool even when the model misspells its case."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    #: Lines for the start banner (a language server missing, no skills...).
+    notices: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, tools: Iterable[Tool]) -> ToolRegistry:
+        return cls({tool.name: tool for tool in tools})
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema() for tool in self.tools.values()]
+
+    def names(self) -> list[str]:
+        return list(self.tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def resolve(self, name: str) -> Tool | None:
+        """The tool for `name`, tolerating case and separators (`Bash`, `read-file`)."""
+        if name in self.tools:
+            return self.tools[name]
+        wanted = normalise_tool_name(name)
+        return next((t for n, t in self.tools.items() if normalise_tool_name(n) == wanted), None)
+
+    def closest(self, name: str) -> str | None:
+        match = difflib.get_close_matches(name, list(self.tools), n=1, cutoff=0.4)
+        return match[0] if match else None
+
+    def close(self) -> None:
+        """Stop what tools keep running across calls (language servers)."""
+        for tool in self.tools.values():
+            closer = getattr(tool, "close", None)
+            if callable(closer):
+                # closing must never keep mm-tui from exiting
+                with contextlib.suppress(Exception):
+                    closer()
+
+
+def build_registry(config: Config, cwd: Path) -> ToolRegistry:
+    """The built-in tools the configuration declares (SPEC §4)."""
+    tools: list[Tool] = []
+    notices: list[str] = []
+    if config.bash_tool:
+        from mm_tui.agent.tools.bash import BashTool
+
+        tools.append(BashTool())
+    if config.edit_tools:
+        from mm_tui.agent.tools.edit_file import EditFileTool
+        from mm_tui.agent.tools.read_file import ReadFileTool
+        from mm_tui.agent.tools.write_file import WriteFileTool
+
+        tools += [ReadFileTool(), WriteFileTool(), EditFileTool()]
+    from mm_tui.agent.tools.read_skill import ReadSkillTool
+
+    skills_dir = Path(config.skills_dir).expanduser()
+    skill_tool = ReadSkillTool.discover(skills_dir if skills_dir.is_absolute() else cwd / skills_dir)
+    if skill_tool is not None:
+        tools.append(skill_tool)
+    lsp_tool, warnings = _build_lsp(config, cwd)
+    notices += warnings
+    if lsp_tool is not None:
+        tools.append(lsp_tool)
+    registry = ToolRegistry.of(tools)
+    registry.notices = notices
+    return registry
+
+
+def _build_lsp(config: Config, cwd: Path) -> tuple[Tool | None, list[str]]:
+    try:
+        from mm_tui.agent.tools.lsp import LspTool
+        from mm_tui.lsp.defaults import default_servers
+    except ImportError:  # the lsp tool is optional; its absence is said, not hidden
+        return None, ["[warning: the lsp tool is unavailable in this installation]"]
+    user_configured = config.lsp_servers is not None
+    specs = config.lsp_servers if user_configured else default_servers()
+    tool, warnings = LspTool.create(specs, cwd, user_configured=user_configured)
+    if tool is None and user_configured and specs:
+        warnings.append("[warning: no configured language server was found — the lsp tool is off]")
+    return tool, list(warnings)
