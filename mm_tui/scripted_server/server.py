@@ -1,0 +1,385 @@
+"""A real HTTP server on 127.0.0.1 that plays scripted replies through the chat-completions API.
+
+Standard library only: a ThreadingHTTPServer in a daemon thread, HTTP/1.1 keep-alive, SSE bodies
+sent with chunked transfer encoding (what httpx reads best, and it lets a fault end a body
+cleanly or cut it). `stop()` wakes every delay, shuts every open connection and joins every
+handler thread, so no test leaks a thread or a socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from mm_tui.scripted_server.script import DIALECTS, Reply, ScriptError
+from mm_tui.scripted_server.wire import (
+    DIALECT_TRAITS,
+    ChunkBuilder,
+    ReplyContext,
+    default_usage,
+    sse_event,
+)
+
+#: The reply given when the queue is empty.
+SCRIPT_EXHAUSTED_TEXT = "[scripted server: script exhausted]"
+DEFAULT_MODELS = ("scripted-model",)
+#: The error event of Reply(fault="error_event"), shaped like OpenAI's and vLLM's.
+ERROR_EVENT = {"error": {"message": "scripted mid-stream failure", "type": "server_error"}}
+#: The line of Reply(fault="malformed_chunk").
+MALFORMED_CHUNK = "{not json"
+#: Writes are gathered up to this size when a reply has no delay (speed over realism).
+FLUSH_BYTES = 16_384
+
+
+class _ConnectionCut(Exception):
+    """The client went away, or the server is stopping: abandon this response."""
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """Keeps the sockets of open connections so `stop()` can shut them."""
+
+    daemon_threads = True
+    block_on_close = True
+
+    def __init__(self, owner: ScriptedServer, port: int) -> None:
+        self.owner = owner
+        self.open_connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up is ordinary; anything else is a bug worth a traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+    def cut_open_connections(self) -> None:
+        with self.connections_lock:
+            connections = list(self.open_connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class ScriptedServer:
+    """An OpenAI-compatible model server that answers from a queue of `Reply`s.
+
+    Use as a context manager (started on enter, stopped on exit), or call start()/stop().
+    """
+
+    def __init__(self, dialect: str = "openai", port: int = 0) -> None:
+        if dialect not in DIALECTS:
+            raise ScriptError(f"unknown dialect {dialect!r}; known: {', '.join(DIALECTS)}")
+        self.dialect = dialect
+        self.port = port
+        self.models: list[str] = list(DEFAULT_MODELS)
+        #: Served on GET /props (llama-server) when set.
+        self.n_ctx: int | None = None
+        #: Served as `model_info.llama.context_length` on POST /api/show (Ollama) when set.
+        self.ollama_ctx: int | None = None
+        #: Served as `num_ctx` in the `parameters` of POST /api/show when set.
+        self.ollama_num_ctx: int | None = None
+        #: Every JSON body received on /chat/completions, in order.
+        self.requests: list[dict[str, Any]] = []
+        #: Every other request: (method, path, JSON body or None).
+        self.other_requests: list[tuple[str, str, Any]] = []
+        self._replies: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._captured = threading.Condition(self._lock)
+        self._serial = 0
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    def start(self) -> ScriptedServer:
+        """Bind 127.0.0.1 (port 0 = any free port) and serve in a daemon thread."""
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        self._httpd = _HTTPServer(self, self.port)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"scripted-server:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, cut open connections, and join every thread the server started."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.cut_open_connections()
+        httpd.server_close()  # joins the handler threads (block_on_close)
+        if thread is not None:
+            thread.join()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- what tests use --------------------------------------------------------------------
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root_url}/v1"
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Add replies to the end of the script."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    def extend(self, replies: Iterable[Reply]) -> None:
+        self.enqueue(*replies)
+
+    @property
+    def pending(self) -> int:
+        """Replies not yet played."""
+        with self._lock:
+            return len(self._replies)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[dict[str, Any]]:
+        """Block until `count` chat requests were captured; TimeoutError if they never come."""
+        with self._captured:
+            arrived = self._captured.wait_for(lambda: len(self.requests) >= count, timeout)
+            if not arrived:
+                raise TimeoutError(
+                    f"scripted server got {len(self.requests)} request(s), "
+                    f"expected {count} within {timeout}s"
+                )
+            return list(self.requests)
+
+    # -- used by the handler ---------------------------------------------------------------
+
+    def _take_reply(self, body: dict[str, Any]) -> tuple[Reply, ReplyContext]:
+        """Record a chat request and pick its reply and identifiers, atomically."""
+        with self._captured:
+            self.requests.append(body)
+            self._captured.notify_all()
+            reply = self._replies.popleft() if self._replies else Reply(SCRIPT_EXHAUSTED_TEXT)
+            self._serial += 1
+            serial = self._serial
+            call_ids = []
+            for number, call in enumerate(reply.tool_calls, start=1):
+                call_ids.append(call.id if call.id is not None else f"call_{serial:03d}_{number}")
+        model = body.get("model") if isinstance(body.get("model"), str) else None
+        context = ReplyContext(
+            completion_id=f"chatcmpl-scripted-{serial}",
+            model=model or (self.models[0] if self.models else DEFAULT_MODELS[0]),
+            request=body,
+            call_ids=call_ids,
+        )
+        return reply, context
+
+    def _record_other(self, method: str, path: str, body: Any) -> None:
+        with self._lock:
+            self.other_requests.append((method, path, body))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection: routes requests to the owner ScriptedServer."""
+
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        """Silence: tests read captured requests, not a log on stderr."""
+
+    @property
+    def owner(self) -> ScriptedServer:
+        return self.server.owner
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        self.owner._record_other("GET", path, None)
+        if path in ("/v1/models", "/models"):
+            data = [
+                {"id": name, "object": "model", "owned_by": "scripted"}
+                for name in self.owner.models
+            ]
+            self.send_json(200, {"object": "list", "data": data})
+        elif path == "/props" and self.owner.n_ctx is not None:
+            settings = {"n_ctx": self.owner.n_ctx, "params": {}}
+            self.send_json(200, {"default_generation_settings": settings, "total_slots": 1})
+        else:
+            self.send_not_found(path)
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        path = self.path.split("?", 1)[0].rstrip("/")
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            self.owner._record_other("POST", path, raw.decode("utf-8", "replace"))
+            self.send_json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        if path.endswith("/chat/completions") and isinstance(body, dict):
+            self.answer_chat(body)
+            return
+        self.owner._record_other("POST", path, body)
+        if path == "/api/show" and self.owner.ollama_ctx is not None:
+            self.send_json(200, self.ollama_show())
+        else:
+            self.send_not_found(path)
+
+    def ollama_show(self) -> dict[str, Any]:
+        """The parts of Ollama's /api/show an agent reads to learn the context window."""
+        num_ctx = self.owner.ollama_num_ctx
+        return {
+            "parameters": f"num_ctx                        {num_ctx}" if num_ctx else "",
+            "details": {"format": "gguf", "family": "llama"},
+            "model_info": {
+                "general.architecture": "llama",
+                "llama.context_length": self.owner.ollama_ctx,
+            },
+        }
+
+    # -- plain responses -------------------------------------------------------------------
+
+    def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_not_found(self, path: str) -> None:
+        self.send_json(404, {"error": {"message": f"no route for {path}", "type": "not_found"}})
+
+    # -- chat completions ------------------------------------------------------------------
+
+    def answer_chat(self, body: dict[str, Any]) -> None:
+        owner = self.owner
+        reply, context = owner._take_reply(body)
+        try:
+            if reply.stall and owner._stopping.wait(reply.stall):
+                raise _ConnectionCut
+            if reply.status is not None:
+                self.send_error_status(reply)
+                return
+            builder = ChunkBuilder(DIALECT_TRAITS[reply.dialect or owner.dialect], context)
+            usage = reply.usage if reply.usage is not None else default_usage(reply, body)
+            if body.get("stream"):
+                self.stream(reply, builder, usage)
+            elif reply.fault in ("disconnect", "no_done"):
+                raise _ConnectionCut
+            else:
+                self.send_json(200, builder.completion(reply, usage), reply.headers)
+        except (_ConnectionCut, BrokenPipeError, ConnectionResetError):
+            self.cut()
+
+    def send_error_status(self, reply: Reply) -> None:
+        status = reply.status or 500
+        body = reply.error_body
+        if body is None:
+            phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else ""
+            body = {"error": {"message": phrase or f"HTTP {status}", "type": "scripted_error"}}
+        self.send_json(status, body, reply.headers)
+
+    def stream(self, reply: Reply, builder: ChunkBuilder, usage: dict[str, Any]) -> None:
+        plan = builder.plan(reply, usage)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in (reply.headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        writer = _ChunkedWriter(self, reply.delay)
+        writer.send_events(plan.head)
+        fault = reply.fault
+        if fault == "disconnect":
+            writer.flush()
+            raise _ConnectionCut
+        if fault == "no_done":
+            writer.finish()
+            return
+        if fault == "error_event":
+            writer.send_events([ERROR_EVENT])
+            writer.finish()
+            return
+        if fault == "malformed_chunk":
+            writer.send_events([MALFORMED_CHUNK])
+        writer.send_events(plan.tail)
+        writer.send_events(plan.ending)
+        writer.send_events(["[DONE]"])
+        writer.finish()
+
+    def cut(self) -> None:
+        """End this connection without finishing the response (a crash, seen from the client)."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _ChunkedWriter:
+    """Writes SSE events as HTTP chunks, one per event when paced, gathered when not."""
+
+    def __init__(self, handler: _Handler, delay: float) -> None:
+        self.handler = handler
+        self.delay = delay
+        self.stopping = handler.owner._stopping
+        self.buffer = bytearray()
+        self.sent_any = False
+
+    def send_events(self, events: list[dict[str, Any] | str]) -> None:
+        for event in events:
+            if self.delay and self.sent_any and self.stopping.wait(self.delay):
+                raise _ConnectionCut
+            if self.stopping.is_set():
+                raise _ConnectionCut
+            self.buffer += sse_event(event)
+            self.sent_any = True
+            if self.delay or len(self.buffer) >= FLUSH_BYTES:
+                self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        data = bytes(self.buffer)
+        self.buffer.clear()
+        self.handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.handler.wfile.flush()
+
+    def finish(self) -> None:
+        """Flush, then the zero-length chunk that ends the body cleanly."""
+        self.flush()
+        self.handler.wfile.write(b"0\r\n\r\n")
+        self.handler.wfile.flush()

@@ -1,0 +1,31 @@
+"""Project-wide fixtures: a scripted OpenAI-compatible model server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from mm_tui.scripted_server import ScriptedServer
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedServer]:
+    """A ScriptedServer speaking the openai dialect, stopped after the test."""
+    with ScriptedServer(dialect="openai") as server:
+        yield server
+
+
+@pytest.fixture
+def scripted_server_factory() -> Iterator[Callable[..., ScriptedServer]]:
+    """Start servers of any dialect (`factory("ollama")`); all are stopped after the test."""
+    started: list[ScriptedServer] = []
+
+    def start(dialect: str = "openai", port: int = 0) -> ScriptedServer:
+        server = ScriptedServer(dialect=dialect, port=port).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
