@@ -98,7 +98,9 @@ class Agent:
             path = Path(config.system_prompt_file).expanduser()
             if not (path if path.is_absolute() else self.cwd / path).is_file():
                 self.startup_notices.append(
-                    Notice("warning", f"systemPromptFile {path} not found — using the built-in prompt")
+                    Notice(
+                        "warning", f"systemPromptFile {path} not found — using the built-in prompt"
+                    )
                 )
 
     # -- the window's view of the state ---------------------------------------------------
@@ -353,7 +355,9 @@ class Agent:
                 return TurnEnded("interrupted")
             verdict, status = self._run_call(call, turn)
             if status is ToolStatus.INTERRUPTED or self._cancel.is_set():
-                self._fill_results(calls[position + 1 :], INTERRUPTED_RESULT, ToolStatus.INTERRUPTED)
+                self._fill_results(
+                    calls[position + 1 :], INTERRUPTED_RESULT, ToolStatus.INTERRUPTED
+                )
                 return TurnEnded("interrupted")
             if verdict is LoopVerdict.STOP:
                 self._fill_results(calls[position + 1 :], NOT_RUN_AFTER_LOOP, ToolStatus.FAILED)
@@ -373,12 +377,15 @@ class Agent:
     def _run_call(self, call: AssembledCall, turn: _TurnTally) -> tuple[LoopVerdict, ToolStatus]:
         tool = self.registry.resolve(call.name)
         parsed = parse_arguments(call.arguments)
-        badge = parsed.badge
+        badges = [parsed.badge] if parsed.badge else []
         if tool is not None and tool.name != call.name:
-            badge = BADGE_NAME
+            badges.insert(0, BADGE_NAME)
+        badge = ", ".join(badges)
         args = parsed.arguments if parsed.arguments is not None else {}
         title = tool.title(args) if tool is not None and parsed.arguments is not None else call.name
-        self.sink(ToolStarted(call.id, call.name, args, title, badge, call.arguments if badge else ""))
+        self.sink(
+            ToolStarted(call.id, call.name, args, title, badge, call.arguments if badge else "")
+        )
         started = time.monotonic()
         diff: str | None = None
         if tool is None:
@@ -508,4 +515,3 @@ class _TurnTally:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
-

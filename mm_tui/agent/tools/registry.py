@@ -77,7 +77,9 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
     from mm_tui.agent.tools.read_skill import ReadSkillTool
 
     skills_dir = Path(config.skills_dir).expanduser()
-    skill_tool = ReadSkillTool.discover(skills_dir if skills_dir.is_absolute() else cwd / skills_dir)
+    skill_tool = ReadSkillTool.discover(
+        skills_dir if skills_dir.is_absolute() else cwd / skills_dir
+    )
     if skill_tool is not None:
         tools.append(skill_tool)
     lsp_tool, warnings = _build_lsp(config, cwd)

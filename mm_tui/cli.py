@@ -1,0 +1,90 @@
+"""The `mm-tui` command: parse flags, load the configuration, start the window or headless mode.
+
+Every failure a person can cause (a bad config, a dead server, a corrupt session) ends in one
+line on stderr and a non-zero status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mm_tui import __version__
+
+EXIT_CONFIG_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mm-tui",
+        description=(
+            "A full-screen terminal coding agent for small local models behind an "
+            "OpenAI-compatible API (Ollama, llama-server, LM Studio, vLLM)."
+        ),
+    )
+    parser.add_argument("--config", type=Path, metavar="PATH", help="the YAML configuration file")
+    parser.add_argument("--model", help="the model to use (default: the first the server lists)")
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the OpenAI-compatible endpoint, e.g. http://localhost:11434/v1",
+    )
+    parser.add_argument(
+        "--yolo", action="store_true", default=None, help="never ask before running or editing"
+    )
+    parser.add_argument(
+        "-p", "--print", metavar="PROMPT", dest="prompt", help="run one turn headless and print it"
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="resume this directory's last session",
+    )
+    group.add_argument("--resume", metavar="ID", help="resume the session with this id (or file)")
+    group.add_argument(
+        "--replay", type=Path, metavar="FILE", help="play a saved session back, no model"
+    )
+    group.add_argument(
+        "--demo", action="store_true", help="play the bundled demo session, no model"
+    )
+    parser.add_argument("--version", action="version", version=f"mm-tui {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from mm_tui.agent.config import ConfigError, load_config
+
+    cwd = Path.cwd()
+    try:
+        config = load_config(
+            args.config,
+            cwd=cwd,
+            overrides={"model": args.model, "base_url": args.base_url, "yolo": args.yolo},
+        )
+    except ConfigError as exc:
+        print(f"mm-tui: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    if args.prompt is not None:
+        from mm_tui.headless import run_headless
+
+        return run_headless(
+            config, cwd, args.prompt, resume=args.resume, continue_last=args.continue_last
+        )
+    from mm_tui.app import run_app
+
+    return run_app(
+        config,
+        cwd,
+        resume=args.resume,
+        continue_last=args.continue_last,
+        replay=args.replay,
+        demo=args.demo,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
