@@ -7,6 +7,7 @@ line on stderr and a non-zero status, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -55,7 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run mm-tui; a bug still ends in one line (set MM_DEBUG=1 for the traceback)."""
     args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("MM_DEBUG"):
+            raise
+        print(f"mm-tui: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     from mm_tui.agent.config import ConfigError, load_config
 
     cwd = Path.cwd()
