@@ -1,0 +1,44 @@
+"""Writing a file so that a reader never sees half of it (SPEC §4: writes are atomic).
+
+The bytes go to a temporary file in the same directory, which is then renamed over the
+target: a rename within one file system is atomic. The file's permission bits are kept; a new
+file gets the usual `0o666` minus the umask. A symbolic link is followed so the link stays a
+link and its target changes. No fsync: atomicity against a crash of mm-tui is the goal, not
+against a power cut, and an fsync per edit would cost more than the edit.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace (or create) `path` with `data`, creating missing parent directories.
+
+    Raises OSError on failure, leaving the original file untouched and no temporary behind.
+    """
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        kept_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        kept_mode = None
+    temporary = target.parent / f".{target.name}.{secrets.token_hex(4)}.mm-tmp"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        try:
+            if kept_mode is not None:
+                os.fchmod(descriptor, kept_mode)
+            view = memoryview(data)
+            while view:
+                written = os.write(descriptor, view)
+                view = view[written:]
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

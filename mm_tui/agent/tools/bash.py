@@ -1,0 +1,323 @@
+"""`bash`: one shell command, in a fresh `bash -c`, bounded in time and output (SPEC §4).
+
+The command runs in its own session (process group) with stdin from /dev/null, stdout and
+stderr merged in one pipe so their order is kept. Three things end a call: the shell exits,
+the time limit passes, or the person interrupts; the last two end the whole process group,
+grandchildren included. A background job (`server &`) may keep the pipe open after the shell
+exits: reading then stops after a short grace period instead of hanging, and the output says
+so. The pipe is read in chunks with a bounded memory: the first and last parts of a flood
+such as `yes` are kept, the middle counted.
+
+Choices where the seeds are silent:
+- A process killed by a signal ends with `[exit code: signal: killed]`, as Go's
+  `ProcessState.String()` wrote it for mm (`exit status N` is kept for ordinary exits).
+- A successful command with no output answers `(no output)`, to the model as to the window
+  (the seeds' terminal display): an empty tool message reads to a small model as a failure.
+- Output mostly made of undecodable bytes is replaced by one line giving its size.
+- ANSI colour sequences are removed; other control characters become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.tools.arguments import ArgumentProblem, argument_map, lenient_string, string_field
+from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolPreview, ToolResult
+
+NAME = "bash"
+DEFAULT_TIMEOUT = 30.0
+REJECTED = "[command rejected by the user]"
+TIMEOUT_LINE = "[error: {seconds}s timeout exceeded]"
+EXIT_LINE = "[exit code: exit status {code}]"
+SIGNAL_LINE = "[exit code: signal: {name}]"
+INTERRUPTED_LINE = "[interrupted by the user]"  # SPEC §3, the same words as the turn loop's
+NO_OUTPUT = "(no output)"
+BACKGROUND_LINE = (
+    "[note: a background process still holds the output, so its later output is not shown; "
+    "redirect it to a file (command > out.log 2>&1 &) to keep it]"
+)
+BINARY_OUTPUT = "[binary output: {size} bytes not shown; pipe it through `od -c | head` to see it]"
+TRUNCATED_LINE = "[output truncated: {count} characters not shown]"
+FLOOD_LINE = (
+    "[error: the command printed more than {limit} MiB, so it was stopped; "
+    "redirect its output to a file and read the part you need]"
+)
+CANNOT_START = "[error: cannot start bash: {reason}]"
+
+DESCRIPTION = (
+    "Run a shell command with bash -c in the project directory and get its output "
+    "(stdout and stderr together). No input can be typed: use non-interactive flags "
+    "(git --no-pager, apt-get -y). Time limit 30 s. Prefer read_file, write_file and "
+    'edit_file for files. Example: {"command": "ls -la src && git status"}'
+)
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {"command": {"type": "string", "description": "The bash command to run."}},
+    "required": ["command"],
+}
+
+READ_CHUNK_BYTES = 65_536
+POLL_SECONDS = 0.05  # how often cancel and the clock are checked while nothing is printed
+EMIT_EVERY_SECONDS = 0.1  # live output goes to the window at most this often
+EMIT_PENDING_LIMIT = 16_384  # a flood sends only its latest characters to the live row
+OUTPUT_LIMIT_BYTES = 32 << 20  # a flood (`yes`) is stopped here rather than after 30 s
+BACKGROUND_GRACE_SECONDS = 0.25  # reading time left once the shell has exited
+TERMINATE_GRACE_SECONDS = 0.2  # between SIGTERM and SIGKILL of the process group
+BINARY_SHARE = 0.3  # more than this share of U+FFFD: the output is binary
+_ANSI_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+)
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_EXTRA_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def clean_output(text: str) -> str:
+    """Text a terminal would have interpreted, made plain: colours off, CRLF to LF."""
+    text = _ANSI_SEQUENCE.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL_CHARACTER.sub("\ufffd", text)
+
+
+class HeadTailBuffer:
+    """Keeps the first and last `limit / 2` characters of a stream and counts the rest.
+
+    The head says what the command did, the tail how it ended (a failing test, a compiler
+    error): both matter more than the middle of a long log.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 0)
+        self.head_limit = self.limit - self.limit // 2
+        self.tail_limit = self.limit // 2
+        self.head = ""
+        self.tail = ""
+        self.total = 0
+
+    def append(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.head_limit:
+            room = self.head_limit - len(self.head)
+            self.head += text[:room]
+            text = text[room:]
+        if text and self.tail_limit:
+            self.tail = (self.tail + text)[-self.tail_limit :]
+
+    def text(self) -> str:
+        left_out = self.total - len(self.head) - len(self.tail)
+        if left_out <= 0:
+            return self.head + self.tail
+        marker = TRUNCATED_LINE.format(count=left_out)
+        before = "" if self.head.endswith("\n") else "\n"
+        return f"{self.head}{before}{marker}\n{self.tail}"
+
+
+@dataclass
+class _Outcome:
+    """How the command ended, as seen by the reading loop."""
+
+    status: ToolStatus = ToolStatus.DONE
+    return_code: int | None = None
+    background_kept_pipe: bool = False
+    flooded: bool = False
+
+
+class BashTool(Tool):
+    """Runs `bash -c <command>`; asks permission; honours interrupt and the time limit."""
+
+    name = NAME
+    kind = ToolKind.COMMAND
+    rejection_text = REJECTED
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.timeout = timeout
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return PARAMETERS
+
+    def title(self, args: dict[str, Any]) -> str:
+        command = lenient_string(args, "command").strip()
+        first_line = command.splitlines()[0] if command else ""
+        return f"{NAME} {first_line}".rstrip()
+
+    def needs_permission(self, args: dict[str, Any]) -> bool:
+        """No question when there is no command to run: the call only returns an error."""
+        return bool(lenient_string(args, "command").strip())
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
+        return ToolPreview(title=self.title(args), detail=lenient_string(args, "command"))
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            command = string_field(argument_map(args), NAME, "command")
+        except ArgumentProblem as problem:
+            return ToolResult(str(problem), ToolStatus.FAILED)
+        if not command.strip():
+            return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
+        try:
+            process = subprocess.Popen(
+                ["bash", "-c", command],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=ctx.cwd,
+                start_new_session=True,
+                env={**os.environ, **_EXTRA_ENVIRONMENT},
+            )
+        except OSError as error:
+            reason = error.strerror or str(error)
+            return ToolResult(CANNOT_START.format(reason=reason), ToolStatus.FAILED)
+        assert process.stdout is not None
+        reader = _PipeReader(process.stdout.fileno(), ctx)
+        try:
+            outcome = self._follow(process, reader, ctx)
+        finally:
+            process.stdout.close()
+            if process.poll() is None:  # only after an unexpected error in the loop
+                _end_process_group(process)
+        return _result(reader, outcome, self.timeout)
+
+    def _follow(
+        self, process: subprocess.Popen[bytes], reader: _PipeReader, ctx: ToolContext
+    ) -> _Outcome:
+        """Read until the shell exits and the pipe closes, or until time, cancel or grace end."""
+        deadline = time.monotonic() + self.timeout
+        exited_at: float | None = None
+        while True:
+            if ctx.cancel.is_set() or time.monotonic() >= deadline:
+                status = ToolStatus.INTERRUPTED if ctx.cancel.is_set() else ToolStatus.TIMED_OUT
+                _end_process_group(process)
+                reader.drain(BACKGROUND_GRACE_SECONDS)
+                return _Outcome(status)
+            if reader.bytes_read > OUTPUT_LIMIT_BYTES:
+                _end_process_group(process)
+                return _Outcome(ToolStatus.FAILED, flooded=True)
+            if exited_at is None and process.poll() is not None:
+                exited_at = time.monotonic()
+            if reader.closed:
+                if exited_at is not None:
+                    return _Outcome(return_code=process.returncode)
+                # the pipe closed but the shell runs on (`exec >&-; sleep 5`)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=POLL_SECONDS)
+                continue
+            if exited_at is not None and time.monotonic() - exited_at > BACKGROUND_GRACE_SECONDS:
+                return _Outcome(return_code=process.returncode, background_kept_pipe=True)
+            reader.read_for(min(POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
+
+
+class _PipeReader:
+    """Reads the merged output pipe without blocking past a given wait, decoding as it goes."""
+
+    def __init__(self, descriptor: int, ctx: ToolContext) -> None:
+        self.descriptor = descriptor
+        self.ctx = ctx
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(descriptor, selectors.EVENT_READ)
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.buffer = HeadTailBuffer(ctx.max_output)
+        self.bytes_read = 0
+        self.closed = False
+        self.pending = ""
+        self.last_emit = 0.0
+
+    def read_for(self, seconds: float) -> None:
+        """Wait up to `seconds` for output and take what is there."""
+        if self.closed:
+            return
+        if not self.selector.select(seconds):
+            self._emit(force=False)
+            return
+        chunk = os.read(self.descriptor, READ_CHUNK_BYTES)
+        if not chunk:
+            self._take(self.decoder.decode(b"", final=True))
+            self.closed = True
+            self.selector.close()
+            self._emit(force=True)
+            return
+        self.bytes_read += len(chunk)
+        self._take(self.decoder.decode(chunk))
+
+    def drain(self, seconds: float) -> None:
+        """After the group was ended: keep what it printed last, for at most `seconds`."""
+        limit = time.monotonic() + seconds
+        while not self.closed and time.monotonic() < limit:
+            self.read_for(max(limit - time.monotonic(), 0.0))
+        self._emit(force=True)
+
+    def _take(self, text: str) -> None:
+        if not text:
+            return
+        text = clean_output(text)
+        self.buffer.append(text)
+        self.pending = (self.pending + text)[-EMIT_PENDING_LIMIT:]
+        self._emit(force=False)
+
+    def _emit(self, force: bool) -> None:
+        now = time.monotonic()
+        if self.pending and (force or now - self.last_emit >= EMIT_EVERY_SECONDS):
+            self.ctx.emit_output(self.pending)
+            self.pending = ""
+            self.last_emit = now
+
+
+def _end_process_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left."""
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sent)
+        if sent == signal.SIGTERM:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=TERMINATE_GRACE_SECONDS)
+    process.wait()
+
+
+def _result(reader: _PipeReader, outcome: _Outcome, timeout: float) -> ToolResult:
+    """The model's text: the output, then one line for how the command ended."""
+    output = reader.buffer.text()
+    if output and output.count("\ufffd") > BINARY_SHARE * len(output):
+        output = BINARY_OUTPUT.format(size=reader.bytes_read)
+    endings: list[str] = []
+    status = outcome.status
+    if status is ToolStatus.TIMED_OUT:
+        endings.append(TIMEOUT_LINE.format(seconds=f"{timeout:g}"))
+    elif status is ToolStatus.INTERRUPTED:
+        endings.append(INTERRUPTED_LINE)
+    elif outcome.flooded:
+        endings.append(FLOOD_LINE.format(limit=OUTPUT_LIMIT_BYTES >> 20))
+    else:
+        if outcome.background_kept_pipe:
+            endings.append(BACKGROUND_LINE)
+        code = outcome.return_code or 0
+        if code > 0:
+            endings.append(EXIT_LINE.format(code=code))
+        elif code < 0:
+            endings.append(SIGNAL_LINE.format(name=_signal_name(-code)))
+        if code != 0:
+            status = ToolStatus.FAILED
+    if not endings:
+        return ToolResult(output or NO_OUTPUT, status)
+    body = output.rstrip("\n")
+    return ToolResult("\n".join([body, *endings]) if body else "\n".join(endings), status)
+
+
+def _signal_name(number: int) -> str:
+    """`killed`, `terminated`, `segmentation fault`: the words Go's exec package used."""
+    try:
+        description = signal.strsignal(number)
+    except ValueError:
+        description = None
+    return (description or f"signal {number}").lower()
