@@ -1,0 +1,55 @@
+"""The help screen (`/help`, F1): the keys and the slash commands, on one page."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from mm_tui.widgets.slash_commands import COMMANDS
+
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "send the message (queued while a turn runs)"),
+    ("Ctrl+J, Shift+Enter", "new line in the prompt"),
+    ("Up, Down", "walk the prompt history (kept across runs)"),
+    ("Tab", "complete a slash command; otherwise move the focus"),
+    ("a, s, r", "answer a permission question: allow once, for the session, reject"),
+    ("Enter, Space, click", "fold or unfold the focused tool row"),
+    ("Esc", "interrupt the turn"),
+    ("Ctrl+C", "copy the selection, else interrupt the turn"),
+    ("F1", "this help"),
+    ("Ctrl+Q", "quit (stops language servers and running commands)"),
+)
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> Content:
+    width = max(len(key) for key, _ in rows)
+    lines = [Content.styled(title, "bold $accent")]
+    lines += [
+        Content.assemble((key.ljust(width), "bold"), "  ", description) for key, description in rows
+    ]
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and commands; Esc, q or F1 closes it."""
+
+    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close", id="help.close")]
+
+    def compose(self) -> ComposeResult:
+        keys = _table("Keys", list(KEYS))
+        commands = _table(
+            "Commands", [(command.usage, command.description) for command in COMMANDS]
+        )
+        with VerticalScroll(id="help-panel"):
+            yield Static(Content.styled("mm-tui help", "bold"), id="help-title")
+            yield Static(keys)
+            yield Static(commands)
+            yield Static(Content.styled("Esc closes this page.", "dim italic"))
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        """Close the page."""
+        self.dismiss(None)

@@ -1,0 +1,75 @@
+"""Bodies of tool rows: a command's output and a coloured diff, shown literally and virtually.
+
+`Log` renders only the visible lines and never parses markup, so a 10,000-line output or a
+line of 100,000 characters costs little and cannot break the layout.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.highlighter import Highlighter
+from rich.text import Text
+from textual.widgets import Log
+
+from mm_tui.widgets.literal_text import literal
+
+# Diff lines with line numbers in front (`  12 + text`), as edit_file may print them.
+_NUMBERED_CHANGE = re.compile(r"^\s*\d+\s*([+-])")
+
+
+class DiffHighlighter(Highlighter):
+    """Colours a unified diff line by line: additions green, removals red, hunks cyan."""
+
+    def highlight(self, text: Text) -> None:
+        line = text.plain
+        if line.startswith(("+++", "---")):
+            text.stylize("bold")
+        elif line.startswith("@@"):
+            text.stylize("cyan")
+        elif line.startswith("+"):
+            text.stylize("green")
+        elif line.startswith("-"):
+            text.stylize("red")
+        elif match := _NUMBERED_CHANGE.match(line):
+            text.stylize("green" if match.group(1) == "+" else "red")
+
+
+class OutputLog(Log):
+    """A command's output, `previewLines` high and scrollable."""
+
+    def __init__(self, text: str = "", *, height: int, classes: str | None = None) -> None:
+        super().__init__(auto_scroll=False, classes=classes)
+        self.styles.max_height = max(1, height) + 1  # + 1 for a horizontal scrollbar
+        self._newline_owed = False  # a final newline is shown only when more text follows
+        if text:
+            self.show(text)
+
+    def show(self, text: str) -> None:
+        """Replace the whole content."""
+        self.clear()
+        self._newline_owed = False
+        self.append(text)
+
+    def append(self, text: str, *, follow: bool = False) -> None:
+        """Add output at the end; `follow` keeps the end in view (live output)."""
+        cleaned = literal(text)
+        if not cleaned:
+            return
+        if self._newline_owed:
+            cleaned = "\n" + cleaned
+        self._newline_owed = cleaned.endswith("\n")
+        if self._newline_owed:
+            cleaned = cleaned[:-1]
+        if cleaned:
+            self.write(cleaned, scroll_end=follow)
+
+
+class DiffLog(OutputLog):
+    """An edit's diff, coloured by `DiffHighlighter`."""
+
+    def __init__(self, diff: str, *, height: int) -> None:
+        super().__init__(height=height, classes="diff")
+        self.highlight = True
+        self.highlighter = DiffHighlighter()
+        self.show(diff)

@@ -1,0 +1,90 @@
+"""Small choice screens: `/model` (pick a model) and `/permissions` (revoke session grants)."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+NO_GRANTS = "No tool is allowed for the session (answer s to a question to allow one)."
+
+
+class ModelPicker(ModalScreen[str | None]):
+    """The server's models; Enter picks one, Esc keeps the current one."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
+
+    def __init__(self, models: list[str], current: str) -> None:
+        super().__init__()
+        self.models = models
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        options = [
+            Option(Content(f"{name}  (current)" if name == self.current else name), id=name)
+            for name in self.models
+        ]
+        with Vertical(classes="picker"):
+            yield Static(Content.styled("Pick a model (Enter), Esc to cancel", "bold"))
+            yield OptionList(*options, id="models")
+
+    def on_mount(self) -> None:
+        option_list = self.query_one(OptionList)
+        if self.current in self.models:
+            option_list.highlighted = self.models.index(self.current)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        """Keep the current model."""
+        self.dismiss(None)
+
+
+class GrantsScreen(ModalScreen[set[str]]):
+    """The mode, yolo, and the tools allowed for the session; Enter revokes a grant."""
+
+    BINDINGS = [Binding("escape,q", "close", "Close", id="grants.close")]
+
+    def __init__(self, grants: set[str], *, permissions: str, yolo: bool) -> None:
+        super().__init__()
+        self.grants = set(grants)
+        self.revoked: set[str] = set()
+        self.permissions = permissions
+        self.yolo = yolo
+
+    def compose(self) -> ComposeResult:
+        mode = f"permissions: {self.permissions} · yolo: {'on' if self.yolo else 'off'}"
+        with Vertical(classes="picker"):
+            yield Static(Content.styled(mode, "bold"))
+            yield Static(Content.styled("Enter revokes the highlighted grant, Esc closes", "dim"))
+            yield OptionList(*self._options(), id="grants")
+
+    def _options(self) -> list[Option]:
+        if not self.grants:
+            return [Option(Content(NO_GRANTS), disabled=True)]
+        return [
+            Option(Content(f"{name}  allowed for the session"), id=name)
+            for name in sorted(self.grants)
+        ]
+
+    @on(OptionList.OptionSelected)
+    def _revoke(self, event: OptionList.OptionSelected) -> None:
+        name = event.option.id
+        if name is None:
+            return
+        self.grants.discard(name)
+        self.revoked.add(name)
+        option_list = self.query_one(OptionList)
+        option_list.clear_options()
+        option_list.add_options(self._options())
+
+    def action_close(self) -> None:
+        """Close, handing back the grants that were revoked."""
+        self.dismiss(self.revoked)

@@ -1,0 +1,77 @@
+"""The prompt's history, kept across runs in one JSON-lines file (multi-line entries survive)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+HISTORY_LIMIT = 1000
+
+
+def default_history_path() -> Path:
+    """`$XDG_DATA_HOME/mm/prompt_history.jsonl`, beside the sessions (SPEC §8)."""
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home) / "mm" / "prompt_history.jsonl"
+
+
+class PromptHistory:
+    """Entries oldest first, and a cursor that Up and Down walk; the draft is kept aside."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: list[str] = self._load()
+        self._cursor = len(self.entries)
+        self._draft = ""
+
+    def _load(self) -> list[str]:
+        if self.path is None or not self.path.exists():
+            return []
+        entries: list[str] = []
+        try:
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(entry, str) and entry:
+                    entries.append(entry)
+        except OSError:
+            return []
+        return entries[-HISTORY_LIMIT:]
+
+    def add(self, text: str) -> None:
+        """Remember a sent message (not twice in a row) and append it to the file."""
+        self._cursor = len(self.entries)
+        self._draft = ""
+        if not text.strip() or (self.entries and self.entries[-1] == text):
+            self._cursor = len(self.entries)
+            return
+        self.entries.append(text)
+        self._cursor = len(self.entries)
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(text) + "\n")
+        except OSError:
+            pass  # a read-only home must not stop the conversation
+
+    def previous(self, current: str) -> str | None:
+        """The entry before the cursor, or None at the oldest; saves the draft on first step."""
+        if self._cursor == 0:
+            return None
+        if self._cursor == len(self.entries):
+            self._draft = current
+        self._cursor -= 1
+        return self.entries[self._cursor]
+
+    def next(self) -> str | None:
+        """The entry after the cursor, the saved draft past the newest, None when there."""
+        if self._cursor >= len(self.entries):
+            return None
+        self._cursor += 1
+        if self._cursor == len(self.entries):
+            return self._draft
+        return self.entries[self._cursor]

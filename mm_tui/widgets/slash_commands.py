@@ -1,0 +1,95 @@
+"""The slash commands of SPEC §7: their table, parsing, completion and the menu under the prompt."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One command: its name (with the slash), how to call it, and what it does."""
+
+    name: str
+    usage: str
+    description: str
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("/new", "/new", "start a new session (history and loop detector reset)"),
+    SlashCommand("/compact", "/compact", "summarise the history to free the context"),
+    SlashCommand("/help", "/help", "keys and commands"),
+    SlashCommand("/model", "/model [name]", "list the server's models, or switch to one"),
+    SlashCommand("/yolo", "/yolo", "toggle yolo: tools run without asking"),
+    SlashCommand(
+        "/permissions",
+        "/permissions [ask|allow|revoke <tool>]",
+        "session grants, and revoking them",
+    ),
+    SlashCommand("/export", "/export [file.md]", "write the transcript as Markdown"),
+    SlashCommand("/quit", "/quit", "quit (stops language servers and commands)"),
+)
+UNKNOWN_COMMAND = "unknown command {name} — /help lists the commands"
+_COMMAND_WORD = re.compile(r"/[a-z]+")
+
+
+def _prefix_matches(word: str) -> list[SlashCommand]:
+    return [command for command in COMMANDS if command.name.startswith(word)]
+
+
+def matching_commands(text: str) -> list[SlashCommand]:
+    """Commands the prompt could be starting: only while it is one word beginning with `/`."""
+    if not text.startswith("/") or any(char.isspace() for char in text):
+        return []
+    return _prefix_matches(text)
+
+
+def complete_command(text: str) -> str | None:
+    """The completed prompt for Tab, or None when there is nothing to add."""
+    matches = matching_commands(text)
+    if not matches:
+        return None
+    if len(matches) == 1:
+        return matches[0].name + " "
+    common = os.path.commonprefix([command.name for command in matches])
+    return common if len(common) > len(text) else None
+
+
+def parse_command(text: str) -> tuple[SlashCommand | None, str, str] | None:
+    """(command or None if unknown, the word typed, the argument) for a slash command.
+
+    None when the text is a message to the model, like a path `/etc/hosts is …`.
+    A unique prefix is enough (`/exp` means `/export`).
+    """
+    stripped = text.strip()
+    word, _, argument = stripped.partition(" ")
+    if not _COMMAND_WORD.fullmatch(word):
+        return None
+    exact = [command for command in COMMANDS if command.name == word]
+    matches = exact or _prefix_matches(word)
+    command = matches[0] if len(matches) == 1 else None
+    return command, word, argument.strip()
+
+
+class SlashMenu(Static):
+    """The commands matching what the prompt holds; hidden when it holds none."""
+
+    def show_matches(self, text: str) -> None:
+        """Update the list for the prompt's text."""
+        matches = matching_commands(text)
+        self.display = bool(matches)
+        if not matches:
+            return
+        width = max(len(command.usage) for command in matches)
+        lines = [
+            Content.assemble(
+                (command.usage.ljust(width), "bold $accent"), "  ", (command.description, "dim")
+            )
+            for command in matches
+        ]
+        lines.append(Content.styled("tab completes", "dim italic"))
+        self.update(Content("\n").join(lines))

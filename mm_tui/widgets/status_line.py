@@ -1,0 +1,38 @@
+"""The status line: the spinner and the core's state text (SPEC §3), and the queued messages."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+IDLE_TEXT = "Ready"
+
+
+def spinner_glyph(frame: int) -> str:
+    """The spinner's glyph for a frame number (shared by the status line and running rows)."""
+    return SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]
+
+
+class StatusLine(Widget):
+    """One line: `⠋ Waiting for the model` while a turn runs, `Ready` between turns."""
+
+    state: reactive[str] = reactive("")
+    frame: reactive[int] = reactive(0)
+    queued: reactive[int] = reactive(0)
+    elapsed: reactive[str] = reactive("")
+
+    def render(self) -> Content:
+        if self.state:
+            head = Content.assemble(
+                (spinner_glyph(self.frame), "bold $accent"), " ", (self.state, "bold")
+            )
+            if self.elapsed:
+                head += Content.styled(f"  {self.elapsed}", "dim")
+        else:
+            head = Content.styled(IDLE_TEXT, "dim")
+        if self.queued:
+            plural = "" if self.queued == 1 else "s"
+            head += Content.styled(f"  · {self.queued} message{plural} queued", "$warning")
+        return head

@@ -1,0 +1,49 @@
+"""The top line: model, server, working directory and how much of the context is used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+def short_path(path: Path) -> str:
+    """The path with the home directory written `~`."""
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)
+
+
+def short_count(tokens: int) -> str:
+    """`950`, `12.3k`: token counts the eye reads at once."""
+    return str(tokens) if tokens < 1000 else f"{tokens / 1000:.1f}k"
+
+
+def context_text(used: int, window: int) -> str:
+    """`context 1.2k/8.2k (15%)`, or just the count when the window is unknown."""
+    if window <= 0:
+        return f"context {short_count(used)}"
+    percent = round(100 * used / window)
+    return f"context {short_count(used)}/{short_count(window)} ({percent}%)"
+
+
+class TopLine(Static):
+    """Says where the person is: which model, which server, which directory, how full."""
+
+    def show(
+        self, *, model: str, server: str, cwd: Path, used: int, window: int, mode: str = ""
+    ) -> None:
+        """Redraw with the current values (called after each turn and each setting change)."""
+        parts = [
+            Content.styled("mm-tui", "bold $accent"),
+            Content.styled(model or "no model yet", "bold"),
+            Content(server),
+            Content(short_path(cwd)),
+            Content(context_text(used, window)),
+        ]
+        if mode:
+            parts.append(Content.styled(mode, "bold $warning"))
+        self.update(Content(" · ").join(parts))
