@@ -86,9 +86,7 @@ class ScriptedServer:
     """
 
     def __init__(self, dialect: str = "openai", port: int = 0) -> None:
-        if dialect not in DIALECTS:
-            raise ScriptError(f"unknown dialect {dialect!r}; known: {', '.join(DIALECTS)}")
-        self.dialect = dialect
+        self.dialect = dialect  # validated by the property; may be changed while serving
         self.port = port
         self.models: list[str] = list(DEFAULT_MODELS)
         #: Served on GET /props (llama-server) when set.
@@ -108,6 +106,17 @@ class ScriptedServer:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def dialect(self) -> str:
+        """The dialect of every reply that does not name its own; read at each request."""
+        return self._dialect
+
+    @dialect.setter
+    def dialect(self, name: str) -> None:
+        if name not in DIALECTS:
+            raise ScriptError(f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}")
+        self._dialect = name
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -309,8 +318,11 @@ class _Handler(BaseHTTPRequestHandler):
         status = reply.status or 500
         body = reply.error_body
         if body is None:
-            phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else ""
-            body = {"error": {"message": phrase or f"HTTP {status}", "type": "scripted_error"}}
+            try:
+                phrase = HTTPStatus(status).phrase
+            except ValueError:
+                phrase = f"HTTP {status}"
+            body = {"error": {"message": phrase, "type": "scripted_error"}}
         self.send_json(status, body, reply.headers)
 
     def stream(self, reply: Reply, builder: ChunkBuilder, usage: dict[str, Any]) -> None:

@@ -176,3 +176,12 @@ def test_a_stalled_request_does_not_hold_up_another_client(model_server, stream_
     model_server.stop()  # wakes the stall and cuts its connection
     waiting.join()
     assert stalled[0].chunks == [] and stalled[0].error is not None
+
+
+def test_the_dialect_can_change_while_serving_but_only_to_a_known_one(model_server, stream_reply):
+    model_server.dialect = "ollama"
+    model_server.enqueue(Reply(tool_calls=[ToolCall("bash", {}), ToolCall("bash", {})]))
+    assert [f.index for f in stream_reply(model_server).tool_call_fragments] == [0, 0]
+    with pytest.raises(ValueError, match="unknown dialect 'gpt'"):
+        model_server.dialect = "gpt"
+    assert model_server.dialect == "ollama"
