@@ -1,0 +1,388 @@
+"""One language server process and the JSON-RPC conversation with it, on an asyncio loop.
+
+pygls carries the conversation (framing, request futures, dispatch of the server's own
+requests); lsprotocol types the messages we send. Everything here runs on the loop of
+`mm_tui.lsp.loop.LoopThread`; the synchronous world reaches it through `LspWorkspace`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.client import JsonRPCClient
+from pygls.io_ import run_async
+
+from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp.documents import OpenDocuments, path_of_uri
+from mm_tui.lsp.raw_protocol import RawJsonProtocol
+from mm_tui.lsp.server_requests import ServerRequestHandlers
+from mm_tui.lsp.text import POSITION_ENCODINGS, UTF16, UTF32
+
+# pygls reports server oddities through `logging`; with no handler at all Python would print
+# them on the terminal, under the window. The application decides where logs go.
+logging.getLogger("pygls").addHandler(logging.NullHandler())
+
+#: Servers that count columns in code points whatever they announce (SPEC §6).
+_CODE_POINT_SERVERS = frozenset({"pylsp", "pyls", "jedi-language-server"})
+_STDERR_LINES_KEPT = 40
+
+
+class ServerFailure(Exception):
+    """The server could not answer: an error answer, no answer in time, or it died."""
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Every wait on a server is bounded (SPEC §6); seconds."""
+
+    start: float = 30.0
+    request: float = 15.0
+    indexing: float = 10.0
+    diagnostics: float = 3.0  # SPEC §4: the diagnostics action waits up to 3 s
+    stop_step: float = 2.0
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Diagnostics a server pushed for one file, and which of our versions they followed."""
+
+    diagnostics: list[dict[str, Any]]
+    version: int | None
+    after_version: int
+
+
+class ServerConnection:
+    """A started server: its process, capabilities, open documents, pushed diagnostics."""
+
+    def __init__(self, spec: LspServerSpec, root: Path, timeouts: Timeouts) -> None:
+        self.spec = spec
+        self.root = root
+        self.timeouts = timeouts
+        self.capabilities: dict[str, Any] = {}
+        self.encoding = UTF16
+        self.documents = OpenDocuments(self)
+        self.publications: dict[str, Publication] = {}
+        self.registrations: dict[str, Any] = {}
+        self.stderr_tail: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
+        self.process: asyncio.subprocess.Process | None = None
+        self._client = JsonRPCClient(protocol_cls=RawJsonProtocol)
+        self._protocol: RawJsonProtocol = self._client.protocol  # type: ignore[assignment]
+        self._ids = itertools.count(1)
+        self._stop_reading = threading.Event()
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._exited = asyncio.Event()
+        self._changed = asyncio.Event()  # set and replaced on each publication or progress
+        self._progress: set[str | int] = set()
+        ServerRequestHandlers(self).register(self._client)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    async def start(self) -> None:
+        """Spawn the server in its root and initialize it; raises ServerFailure."""
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.spec.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.root,
+                start_new_session=True,  # its own process group: stopped whole, children too
+            )
+        except OSError as error:
+            raise ServerFailure(f"cannot run {self.spec.command[0]}: {error.strerror}") from None
+        assert self.process.stdin and self.process.stdout and self.process.stderr
+        self._protocol.set_writer(self.process.stdin)
+        self._tasks = [
+            asyncio.create_task(
+                run_async(
+                    stop_event=self._stop_reading,
+                    reader=self.process.stdout,
+                    protocol=self._protocol,
+                )
+            ),
+            asyncio.create_task(self._read_stderr(self.process.stderr)),
+            asyncio.create_task(self._watch_exit(self.process)),
+        ]
+        try:
+            result = await self.request(
+                "initialize", self._initialize_params(), self.timeouts.start
+            )
+        except (ServerFailure, asyncio.CancelledError):
+            await self.stop()
+            raise
+        self._adopt_capabilities(result if isinstance(result, dict) else {})
+        self.notify("initialized", types.InitializedParams())
+        if self.spec.settings:
+            self.notify("workspace/didChangeConfiguration", {"settings": self.spec.settings})
+
+    def _initialize_params(self) -> types.InitializeParams:
+        root_uri = self.root.as_uri()
+        return types.InitializeParams(
+            process_id=os.getpid(),  # servers watch it and exit if mm-tui dies
+            client_info=types.ClientInfo(name="mm-tui"),
+            root_uri=root_uri,
+            root_path=str(self.root),
+            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name=self.root.name)],
+            initialization_options=self.spec.initialization_options,
+            capabilities=_CLIENT_CAPABILITIES,
+        )
+
+    def _adopt_capabilities(self, result: dict[str, Any]) -> None:
+        """Read the initialize answer leniently: only the few fields the actions need."""
+        capabilities = result.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        server_info = result.get("serverInfo")
+        server_name = server_info.get("name", "") if isinstance(server_info, dict) else ""
+        negotiated = self.capabilities.get("positionEncoding")
+        if negotiated in POSITION_ENCODINGS:
+            self.encoding = negotiated
+        elif server_name in _CODE_POINT_SERVERS or (
+            Path(self.spec.command[0]).name in _CODE_POINT_SERVERS
+        ):
+            self.encoding = UTF32
+
+    async def stop(self) -> None:
+        """`shutdown`, `exit`, then the process group; each step under a time limit."""
+        process = self.process
+        if process is None:
+            return
+        step = self.timeouts.stop_step
+        if process.returncode is None and not self._exited.is_set():
+            with contextlib.suppress(ServerFailure):
+                await self.request("shutdown", None, step)
+            with contextlib.suppress(Exception):
+                self.notify("exit", None)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), step)
+        for signal_number in (signal.SIGTERM, signal.SIGKILL):
+            if not _group_alive(process.pid):
+                break
+            _signal_group(process.pid, signal_number)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), step / 2)
+            await _wait_group_gone(process.pid, step / 2)
+        self._stop_reading.set()
+        if process.stdin is not None:
+            process.stdin.close()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
+        await process.wait()
+        self._exited.set()
+        self._signal_change()
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        """Drain stderr continuously: a server blocked on a full pipe answers nothing."""
+        pending = b""
+        while chunk := await stream.read(65536):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+            pending = pending[-4096:]
+
+    def exit_reason(self) -> str:
+        """Why the server is gone, in words, with the last lines it wrote."""
+        code = self.process.returncode if self.process is not None else None
+        if code is None:
+            reason = "the server is not running"
+        elif code < 0:
+            reason = f"the server was killed by signal {-code}"
+        else:
+            reason = f"the server exited with status {code}"
+        return reason + self.stderr_excerpt()
+
+    def stderr_excerpt(self) -> str:
+        lines = [line for line in self.stderr_tail if line.strip()][-3:]
+        return f" (stderr: {' | '.join(lines)})" if lines else ""
+
+    # ---- messages --------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """Send a request and await its answer as plain JSON; raises ServerFailure."""
+        if not self.alive or self._exited.is_set():
+            raise ServerFailure(self.exit_reason())
+        message_id = f"mm-{next(self._ids)}"
+        answer = asyncio.wrap_future(self._protocol.send_request(method, params, msg_id=message_id))
+        exited = asyncio.ensure_future(self._exited.wait())
+        limit = self.timeouts.request if timeout is None else timeout
+        try:
+            done, _ = await asyncio.wait(
+                {answer, exited}, timeout=limit, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            self._abandon(message_id, answer)
+            raise
+        finally:
+            exited.cancel()
+        if answer in done:
+            error = answer.exception()
+            if error is not None:
+                raise ServerFailure(getattr(error, "message", None) or str(error))
+            return answer.result()
+        self._abandon(message_id, answer)
+        if exited in done:
+            raise ServerFailure(self.exit_reason())
+        raise ServerFailure(f"no answer within {limit:g}s")
+
+    def _abandon(self, message_id: str, answer: asyncio.Future[Any]) -> None:
+        """Forget a request we stop waiting for, and tell the server so."""
+        answer.cancel()
+        self._protocol.forget_request(message_id)
+        if self.alive:
+            with contextlib.suppress(Exception):
+                self.notify("$/cancelRequest", {"id": message_id})
+
+    def notify(self, method: str, params: Any) -> None:
+        """Send a notification (fire and forget)."""
+        self._protocol.notify(method, params)
+
+    # ---- what the server tells us ----------------------------------------------------------
+
+    def _signal_change(self) -> None:
+        """Wake every waiter: a publication, a progress step or the exit happened."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def record_publication(self, params: dict[str, Any]) -> None:
+        uri = params.get("uri")
+        diagnostics = params.get("diagnostics")
+        if not isinstance(uri, str) or not isinstance(diagnostics, list):
+            return
+        key = str(path_of_uri(uri))
+        version = params.get("version")
+        self.publications[key] = Publication(
+            diagnostics=[d for d in diagnostics if isinstance(d, dict)],
+            version=version if isinstance(version, int) else None,
+            after_version=self.documents.version_of(key),
+        )
+        self._signal_change()
+
+    def record_progress(self, params: dict[str, Any]) -> None:
+        token, value = params.get("token"), params.get("value")
+        if not isinstance(value, dict) or not isinstance(token, str | int):
+            return
+        if value.get("kind") == "begin":
+            self._progress.add(token)
+        elif value.get("kind") == "end":
+            self._progress.discard(token)
+        self._signal_change()
+
+    async def _wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition():
+            remaining = deadline - loop.time()
+            if remaining <= 0 or self._exited.is_set():
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return True
+
+    def publication_for(self, key: str, version: int) -> Publication | None:
+        """The latest publication for `key` if it follows our `version` of the file."""
+        publication = self.publications.get(key)
+        if publication is None or publication.after_version < version:
+            return None
+        if publication.version is not None and publication.version < version:
+            return None  # a late answer about an older content (pylsp's debounced lint)
+        return publication
+
+    async def wait_for_publication(
+        self, key: str, version: int, timeout: float
+    ) -> Publication | None:
+        """The first publication for `key` that follows our `version` of it, within `timeout`."""
+        await self._wait_until(lambda: self.publication_for(key, version) is not None, timeout)
+        return self.publication_for(key, version)
+
+    async def wait_until_indexed(self) -> None:
+        """Wait (bounded) until every progress the server began has ended (SPEC §6)."""
+        await self._wait_until(lambda: not self._progress, self.timeouts.indexing)
+
+    def offers(self, provider: str) -> bool:
+        """Whether the server announced (or registered) a capability, e.g. `renameProvider`."""
+        value = self.capabilities.get(provider)
+        return bool(value) or value == {}
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _signal_group(group: int, signal_number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal_number)
+
+
+async def _wait_group_gone(group: int, timeout: float) -> None:
+    """Children (basedpyright's node under its Python launcher) may outlive the leader."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while _group_alive(group) and loop.time() < deadline:
+        await asyncio.sleep(0.02)
+
+
+_CLIENT_CAPABILITIES = types.ClientCapabilities(
+    general=types.GeneralClientCapabilities(
+        position_encodings=[
+            types.PositionEncodingKind.Utf16,
+            types.PositionEncodingKind.Utf32,
+            types.PositionEncodingKind.Utf8,
+        ]
+    ),
+    window=types.WindowClientCapabilities(work_done_progress=True),
+    workspace=types.WorkspaceClientCapabilities(
+        configuration=True,
+        workspace_folders=True,
+        # `changes` answers are as easy to apply as `documentChanges` ones (both are handled),
+        # and they never carry file creations or renames the tool does not perform.
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=False),
+        did_change_configuration=types.DidChangeConfigurationClientCapabilities(
+            dynamic_registration=True
+        ),
+    ),
+    text_document=types.TextDocumentClientCapabilities(
+        synchronization=types.TextDocumentSyncClientCapabilities(did_save=False),
+        definition=types.DefinitionClientCapabilities(link_support=True),
+        references=types.ReferenceClientCapabilities(),
+        hover=types.HoverClientCapabilities(
+            content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
+        ),
+        document_symbol=types.DocumentSymbolClientCapabilities(
+            hierarchical_document_symbol_support=True
+        ),
+        rename=types.RenameClientCapabilities(prepare_support=False),
+        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+        diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
+    ),
+)

@@ -1,0 +1,96 @@
+"""Keeping a server's view of each file equal to the disk (SPEC §4: the disk is the truth).
+
+Before each request the file is re-read and sent: `didOpen` the first time, a whole-document
+`didChange` when its content moved since; nothing when it did not. The model edits with
+`edit_file`, so nobody else has to remember to tell the server.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+
+from mm_tui.lsp.defaults import language_id
+
+if TYPE_CHECKING:
+    from mm_tui.lsp.connection import ServerConnection
+
+_SYNC_NONE = 0  # TextDocumentSyncKind.None: the server wants no changes, only open/close
+
+
+@dataclass(frozen=True)
+class SyncedDocument:
+    """A file as the server now sees it."""
+
+    uri: str
+    key: str  # the real path, how publications and documents are looked up
+    text: str
+    version: int
+    changed: bool  # opened or changed by this sync
+
+
+def path_of_uri(uri: str) -> Path:
+    """The real path of a `file://` URI (percent-decoded, links resolved)."""
+    return Path(os.path.realpath(unquote(urlparse(uri).path)))
+
+
+def read_text(path: Path) -> str:
+    """A file's text as sent to a server; undecodable bytes become U+FFFD."""
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+class OpenDocuments:
+    """The files one server has open, with the version and text it last received."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self._connection = connection
+        self._open: dict[str, tuple[int, str]] = {}
+
+    def version_of(self, key: str) -> int:
+        """Our latest version of a file (0 when never sent)."""
+        return self._open.get(key, (0, ""))[0]
+
+    def sync(self, path: Path, text: str) -> SyncedDocument:
+        """Send `text` as the content of `path` if the server does not have it yet."""
+        real = Path(os.path.realpath(path))
+        key, uri = str(real), real.as_uri()
+        known = self._open.get(key)
+        if known is not None and known[1] == text:
+            return SyncedDocument(uri, key, text, known[0], changed=False)
+        if known is None:
+            version = 1
+            self._connection.notify("textDocument/didOpen", _opened(uri, real, version, text))
+        elif self._change_kind() == _SYNC_NONE:
+            version = known[0] + 1
+            closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+            self._connection.notify("textDocument/didClose", closed)
+            self._connection.notify("textDocument/didOpen", _opened(uri, real, version, text))
+        else:
+            version = known[0] + 1
+            changed = types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+            self._connection.notify("textDocument/didChange", changed)
+        self._open[key] = (version, text)
+        return SyncedDocument(uri, key, text, version, changed=True)
+
+    def _change_kind(self) -> int:
+        sync = self._connection.capabilities.get("textDocumentSync")
+        if isinstance(sync, int):
+            return sync
+        if isinstance(sync, dict) and isinstance(sync.get("change"), int):
+            return int(sync["change"])
+        return 1
+
+
+def _opened(uri: str, path: Path, version: int, text: str) -> types.DidOpenTextDocumentParams:
+    item = types.TextDocumentItem(
+        uri=uri, language_id=language_id(path), version=version, text=text
+    )
+    return types.DidOpenTextDocumentParams(text_document=item)

@@ -1,0 +1,216 @@
+"""Server answers turned into the lines the model reads (SPEC §4 `lsp` results).
+
+Answers arrive as plain JSON (see raw_protocol.py) and are read leniently: an item of an
+unexpected shape is skipped, never fatal. Every location comes back with its source line, so
+the model needs no second call to see what it points at.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.text import from_wire_column, split_lines
+
+_SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+_SYMBOL_KINDS = [
+    "file",
+    "module",
+    "namespace",
+    "package",
+    "class",
+    "method",
+    "property",
+    "field",
+    "constructor",
+    "enum",
+    "interface",
+    "function",
+    "variable",
+    "constant",
+    "string",
+    "number",
+    "boolean",
+    "array",
+    "object",
+    "key",
+    "null",
+    "enum-member",
+    "struct",
+    "event",
+    "operator",
+    "type-parameter",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Place:
+    """A position to show: the file's real path, 0-based line, 0-based column in characters."""
+
+    path: Path
+    line: int
+    column: int
+
+
+def display_path(path: Path, root: Path) -> str:
+    """Relative to the project root when inside it, absolute otherwise (SPEC §4)."""
+    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if real.is_relative_to(real_root):
+        return real.relative_to(real_root).as_posix()
+    return str(real)
+
+
+class SourceLines:
+    """The lines of the files an answer points into, read from disk once per call."""
+
+    def __init__(self, known: dict[str, str] | None = None) -> None:
+        self._lines: dict[str, list[str]] = {
+            key: split_lines(text) for key, text in (known or {}).items()
+        }
+
+    def line(self, path: Path, number: int) -> str:
+        key = str(path)
+        if key not in self._lines:
+            try:
+                self._lines[key] = split_lines(path.read_bytes().decode("utf-8", "replace"))
+            except OSError:
+                self._lines[key] = []
+        lines = self._lines[key]
+        return lines[number] if 0 <= number < len(lines) else ""
+
+
+def _position(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, dict):
+        line, character = value.get("line"), value.get("character")
+        if isinstance(line, int) and isinstance(character, int):
+            return max(line, 0), max(character, 0)
+    return None
+
+
+def range_start(value: Any) -> tuple[int, int] | None:
+    """The (line, wire column) where an LSP range starts."""
+    return _position(value.get("start")) if isinstance(value, dict) else None
+
+
+def places_of(answer: Any, sources: SourceLines, encoding: str) -> list[Place]:
+    """The places of a definition/references answer: Location, Location[] or LocationLink[]."""
+    items = answer if isinstance(answer, list) else [answer] if answer else []
+    places: set[Place] = set()
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("uri", item.get("targetUri"))
+        where = range_start(item.get("range", item.get("targetSelectionRange")))
+        if not isinstance(uri, str) or where is None:
+            continue
+        path = path_of_uri(uri)
+        line, units = where
+        places.add(Place(path, line, from_wire_column(sources.line(path, line), units, encoding)))
+    return sorted(places)
+
+
+def location_lines(places: Iterable[Place], root: Path, sources: SourceLines) -> list[str]:
+    """`path:line:column  <source line>`, 1-based, sorted by path then position."""
+    return [
+        f"{display_path(place.path, root)}:{place.line + 1}:{place.column + 1}  "
+        f"{sources.line(place.path, place.line).strip()}"
+        for place in sorted(places, key=lambda p: (display_path(p.path, root), p.line, p.column))
+    ]
+
+
+def hover_text(answer: Any) -> str:
+    """The server's hover text as sent: MarkupContent, MarkedString or a list of them."""
+    contents = answer.get("contents") if isinstance(answer, dict) else None
+    parts = contents if isinstance(contents, list) else [contents]
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("value"), str):
+            language = part.get("language")
+            value = part["value"]
+            texts.append(f"```{language}\n{value}\n```" if isinstance(language, str) else value)
+    return "\n\n".join(text.strip("\n") for text in texts if text.strip())
+
+
+def _symbol_kind(kind: Any) -> str:
+    return _SYMBOL_KINDS[kind - 1] if isinstance(kind, int) and 0 < kind <= 26 else "symbol"
+
+
+def _symbol_line(symbol: dict[str, Any], depth: int, line: int) -> str:
+    detail = symbol.get("detail")
+    detail_part = f"  [{' '.join(detail.split())}]" if isinstance(detail, str) and detail else ""
+    name = symbol.get("name", "?")
+    return f"{'  ' * depth}{_symbol_kind(symbol.get('kind'))} {name}{detail_part}  line {line + 1}"
+
+
+def symbol_lines(answer: Any) -> list[str]:
+    """`<kind> <name>  [<detail>]  line N` per symbol, children indented two spaces.
+
+    Hierarchical answers (DocumentSymbol) carry their children; flat ones (SymbolInformation)
+    are nested by range containment, which is what their ranges mean.
+    """
+    items = [item for item in answer if isinstance(item, dict)] if isinstance(answer, list) else []
+    if any("location" in item for item in items):
+        return _flat_symbol_lines(items)
+    lines: list[str] = []
+
+    def walk(symbols: list[dict[str, Any]], depth: int) -> None:
+        for symbol in sorted(symbols, key=_symbol_start):
+            lines.append(_symbol_line(symbol, depth, _symbol_start(symbol)[0]))
+            children = symbol.get("children")
+            if isinstance(children, list):
+                walk([child for child in children if isinstance(child, dict)], depth + 1)
+
+    walk(items, 0)
+    return lines
+
+
+def _symbol_start(symbol: dict[str, Any]) -> tuple[int, int]:
+    start = range_start(symbol.get("selectionRange")) or range_start(symbol.get("range"))
+    if start is None and isinstance(symbol.get("location"), dict):
+        start = range_start(symbol["location"].get("range"))
+    return start or (0, 0)
+
+
+def _flat_symbol_lines(items: list[dict[str, Any]]) -> list[str]:
+    def span(item: dict[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
+        where = item.get("location", {}).get("range", {})
+        end = _position(where.get("end")) if isinstance(where, dict) else None
+        start = _symbol_start(item)
+        return start, end or start
+
+    ordered = sorted(
+        items, key=lambda item: (span(item)[0], (-span(item)[1][0], -span(item)[1][1]))
+    )
+    lines: list[str] = []
+    open_spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for item in ordered:
+        start, end = span(item)
+        while open_spans and not (open_spans[-1][0] <= start and end <= open_spans[-1][1]):
+            open_spans.pop()
+        lines.append(_symbol_line(item, len(open_spans), start[0]))
+        open_spans.append((start, end))
+    return lines
+
+
+def diagnostic_lines(
+    diagnostics: Iterable[dict[str, Any]], shown: str, text_lines: list[str], encoding: str
+) -> list[str]:
+    """`<severity> path:line:column <message> [<source>]`, in file order."""
+    found: list[tuple[int, int, str]] = []
+    for diagnostic in diagnostics:
+        line, units = range_start(diagnostic.get("range")) or (0, 0)
+        source_line = text_lines[line] if line < len(text_lines) else ""
+        column = from_wire_column(source_line, units, encoding)
+        severity = _SEVERITIES.get(diagnostic.get("severity"), "error")  # unset: an error
+        message = " ".join(str(diagnostic.get("message", "")).split())
+        source = diagnostic.get("source")
+        source_part = f" [{source}]" if isinstance(source, str) and source else ""
+        text = f"{severity} {shown}:{line + 1}:{column + 1} {message}{source_part}"
+        found.append((line, column, text))
+    return [text for _, _, text in sorted(found)]

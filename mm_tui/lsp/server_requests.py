@@ -1,0 +1,129 @@
+"""What real servers ask of a client, and what they tell it unasked (SPEC §6).
+
+A server that asks `workspace/configuration` or `window/workDoneProgress/create` and gets no
+answer may wait forever before answering us; so every request a server is known to send is
+answered, plainly. Notifications feed the connection: pushed diagnostics, progress, logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pygls.client import JsonRPCClient
+
+if TYPE_CHECKING:
+    from mm_tui.lsp.connection import ServerConnection
+
+
+def settings_section(settings: dict[str, Any] | None, section: str | None) -> Any:
+    """The value at a dotted `section` of the server's settings (all of them without one)."""
+    if not section:
+        return settings
+    value: Any = settings
+    for part in section.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+class ServerRequestHandlers:
+    """The client's side of the conversation, bound to one connection."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self._connection = connection
+
+    def register(self, client: JsonRPCClient) -> None:
+        handlers = {
+            "workspace/configuration": self.configuration,
+            "client/registerCapability": self.register_capability,
+            "client/unregisterCapability": self.unregister_capability,
+            "window/workDoneProgress/create": self.nothing,
+            "window/showMessageRequest": self.show_message_request,
+            "window/showDocument": self.show_document,
+            "workspace/workspaceFolders": self.workspace_folders,
+            "workspace/applyEdit": self.apply_edit,
+            "workspace/diagnostic/refresh": self.nothing,
+            "workspace/semanticTokens/refresh": self.nothing,
+            "workspace/inlayHint/refresh": self.nothing,
+            "workspace/codeLens/refresh": self.nothing,
+            "textDocument/publishDiagnostics": self.publish_diagnostics,
+            "$/progress": self.progress,
+            "window/logMessage": self.log_message,
+            "window/showMessage": self.log_message,
+            "telemetry/event": self.nothing,
+            "$/logTrace": self.nothing,
+        }
+        for method, handler in handlers.items():
+            client.feature(method)(_plain_function(handler))
+
+    # ---- requests --------------------------------------------------------------------------
+
+    def configuration(self, params: Any) -> list[Any]:
+        """One entry per item asked, from the server's `settings` (None when absent)."""
+        items = params.get("items") if isinstance(params, dict) else None
+        settings = self._connection.spec.settings
+        return [
+            settings_section(settings, item.get("section") if isinstance(item, dict) else None)
+            for item in (items if isinstance(items, list) else [])
+        ]
+
+    def register_capability(self, params: Any) -> None:
+        for registration in _list(params, "registrations"):
+            method = registration.get("method")
+            if isinstance(method, str):
+                self._connection.registrations[method] = registration.get("registerOptions")
+
+    def unregister_capability(self, params: Any) -> None:
+        # The protocol misspells this field "unregisterations"; accept both spellings.
+        for field in ("unregisterations", "unregistrations"):
+            for registration in _list(params, field):
+                self._connection.registrations.pop(registration.get("method"), None)
+
+    def show_message_request(self, params: Any) -> None:
+        """No person is there to pick an action: keep the message, choose none."""
+        self.log_message(params)
+        return None
+
+    def show_document(self, params: Any) -> dict[str, bool]:
+        return {"success": False}
+
+    def workspace_folders(self, params: Any) -> list[dict[str, str]]:
+        root = self._connection.root
+        return [{"uri": root.as_uri(), "name": root.name}]
+
+    def apply_edit(self, params: Any) -> dict[str, Any]:
+        """Edits arrive only through the rename action, which asks the person first."""
+        return {"applied": False, "failureReason": "mm-tui applies edits only through rename"}
+
+    def nothing(self, params: Any) -> None:
+        return None
+
+    # ---- notifications ---------------------------------------------------------------------
+
+    def publish_diagnostics(self, params: Any) -> None:
+        if isinstance(params, dict):
+            self._connection.record_publication(params)
+
+    def progress(self, params: Any) -> None:
+        if isinstance(params, dict):
+            self._connection.record_progress(params)
+
+    def log_message(self, params: Any) -> None:
+        if isinstance(params, dict) and isinstance(params.get("message"), str):
+            self._connection.stderr_tail.append(params["message"].rstrip())
+
+
+def _plain_function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """pygls tags each handler with attributes, which a bound method cannot carry."""
+
+    def handle(params: Any) -> Any:
+        return handler(params)
+
+    return handle
+
+
+def _list(params: Any, field: str) -> list[dict[str, Any]]:
+    value = params.get(field) if isinstance(params, dict) else None
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

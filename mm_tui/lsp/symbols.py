@@ -1,0 +1,119 @@
+"""From what a small model writes in `symbol` to the places in a file worth asking about.
+
+A small model cannot count columns (seeds/lsp-tool-design.fr.md), so the tool takes the
+identifier and finds it: stray quotes and punctuation are trimmed, a `receiver.` / `pkg.`
+prefix is removed, and its whole-word occurrences are tried in order — code lines first,
+comment lines last, since a name is often cited in the comment above its declaration and a
+server has nothing to say about a comment (SPEC §4).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mm_tui.lsp.text import split_lines
+
+_IDENTIFIER = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
+#: Where a call, an index or a generic starts: what follows is not the name (`greet(x)`).
+_CALL_OR_GENERIC = re.compile(r"[(\[<{]")
+#: Qualifiers in front of the name: `person.Greet`, `std::mem::swap`, `node->next`, `pkg/x`.
+_QUALIFIER = re.compile(r"\.|::|->|/")
+#: Words a model puts in front of the name it means (`func greet`), skipped among several.
+_DECLARATION_WORDS = frozenset(
+    [
+        "def",
+        "func",
+        "fn",
+        "function",
+        "class",
+        "struct",
+        "type",
+        "var",
+        "let",
+        "const",
+        "val",
+        "interface",
+        "enum",
+        "impl",
+        "trait",
+        "pub",
+        "public",
+        "private",
+        "static",
+        "async",
+        "method",
+        "module",
+        "package",
+        "import",
+        "from",
+        "new",
+    ]
+)
+_COMMENT_STARTS = ("#", "//", "/*", "*", "--", '"""', "'''")
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One whole-word occurrence: 0-based line, 0-based column in characters."""
+
+    line: int
+    column: int
+
+
+def _word_identifier(word: str) -> str:
+    """The name one whitespace-free word means: `person.Greet()` → `Greet`, `'x',` → `x`."""
+    head = _CALL_OR_GENERIC.split(word, maxsplit=1)[0]
+    for part in reversed(_QUALIFIER.split(head)):
+        found = _IDENTIFIER.findall(part)
+        if found:
+            return found[-1]
+    found = _IDENTIFIER.findall(word)
+    return found[0] if found else ""
+
+
+def _identifiers(raw: str) -> list[str]:
+    """The names of each word of `raw`, declaration words dropped when there are several."""
+    names = [name for name in map(_word_identifier, raw.split()) if name]
+    meaningful = [name for name in names if name not in _DECLARATION_WORDS]
+    return meaningful or names
+
+
+def clean_symbol(raw: str) -> str:
+    """The identifier `raw` means (SPEC §4 `symbol`); "" when it holds none."""
+    names = _identifiers(raw)
+    return names[0] if names else ""
+
+
+def symbol_and_new_name(raw_symbol: str, raw_new_name: str) -> tuple[str, str]:
+    """The rename's (symbol, new name), accepting the several-words form `Greet 1 12 Hello`."""
+    new_name = clean_symbol(raw_new_name)
+    names = _identifiers(raw_symbol)
+    if not names:
+        return "", new_name
+    if not new_name and len(names) >= 2:
+        return names[0], names[-1]
+    return names[0], new_name
+
+
+def is_comment_line(line: str) -> bool:
+    """Whether a line reads as a comment (or a docstring) in the common languages."""
+    return line.lstrip().startswith(_COMMENT_STARTS)
+
+
+def find_occurrences(text: str, symbol: str, only_line: int | None = None) -> list[Occurrence]:
+    """Whole-word occurrences of `symbol`, code lines first then comment lines, each in order.
+
+    `only_line` (0-based) keeps the occurrences on that line alone.
+    """
+    if not symbol:
+        return []
+    pattern = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
+    code: list[Occurrence] = []
+    comments: list[Occurrence] = []
+    for number, line in enumerate(split_lines(text)):
+        if only_line is not None and number != only_line:
+            continue
+        found = [Occurrence(number, match.start()) for match in pattern.finditer(line)]
+        (comments if is_comment_line(line) else code).extend(found)
+    return code + comments

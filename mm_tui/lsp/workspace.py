@@ -1,0 +1,245 @@
+"""The language-server client as a whole, for synchronous callers (SPEC §4 `lsp`, §6).
+
+A server starts on the first call for one of its extensions, in the project root (or the
+nearest folder holding one of its root markers), and is kept for the session; a dead one is
+restarted on the next call; `close` stops them all. Calls are synchronous and never raise:
+they run on the loop thread and come back as text, honouring a cancel flag meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import threading
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp import actions
+from mm_tui.lsp.actions import ACTIONS, POSITIONAL_ACTIONS, ActionContext, Answer
+from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
+from mm_tui.lsp.defaults import find_server_root, server_for, server_label
+from mm_tui.lsp.documents import read_text
+from mm_tui.lsp.formatting import display_path
+from mm_tui.lsp.loop import Interrupted, LoopThread
+from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
+from mm_tui.lsp.text import counted_lines, split_lines
+
+INTERRUPTED = "[interrupted by the user]"  # SPEC §3
+UNKNOWN_ACTION = (
+    '[lsp: unknown action "{action}" — use definition, references, hover, symbols, '
+    "diagnostics or rename]"
+)
+PATH_NEEDED = '[lsp: "path" is needed: the file to ask about, e.g. "src/main.py"]'
+NO_SUCH_FILE = "[lsp: {path} does not exist]"
+NOT_A_FILE = "[lsp: {path} is a directory, not a file]"
+CANNOT_READ = "[lsp: cannot read {path}: {reason}]"
+NO_SERVER = '[lsp: no language server for "{path}" — configured: {configured}]'
+COULD_NOT_START = "[lsp: {server}: could not start: {reason}]"
+SYMBOL_NOT_FOUND = '[lsp: "{symbol}" not found in {path}]'
+SYMBOL_NOT_ON_LINE = '[lsp: "{symbol}" not found on line {line} of {path}]'
+LINE_PAST_END = "[lsp: line {line} is past the end of {path} ({count} lines)]"
+COLUMN_PAST_END = "[lsp: column {column} is past the end of line {line} ({count} characters)]"
+NEGATIVE_POSITION = "[lsp: line and column are 1-based; {field} cannot be {value}]"
+SYMBOL_NEEDED = (
+    '[lsp: {action} needs "symbol": the identifier as written in {path} '
+    "(or a 1-based line and column)]"
+)
+TOO_LONG = "[lsp: {action} took longer than {seconds:g}s — stopped]"
+STOPPED = "[lsp: the language servers were stopped]"
+INTERNAL_ERROR = "[lsp: internal error: {error}]"
+
+_QUOTES = "`\"'"
+
+
+@dataclass(frozen=True)
+class LspQuery:
+    """One call of the tool, its fields as the model sent them (SPEC §4 `lsp` fields)."""
+
+    action: str
+    path: str
+    symbol: str = ""
+    line: int = 0
+    column: int = 0
+    new_name: str = ""
+
+
+class LspWorkspace:
+    """Every configured server of one project; thread-safe, one call at a time."""
+
+    def __init__(
+        self, specs: Sequence[LspServerSpec], root: Path, timeouts: Timeouts | None = None
+    ) -> None:
+        self.specs = tuple(specs)
+        self.root = Path(os.path.realpath(root))
+        self.timeouts = timeouts or Timeouts()
+        self._loop = LoopThread()
+        self._connections: dict[tuple[str, Path], ServerConnection] = {}
+        self._call_lock = threading.Lock()
+        self._closed = False
+        atexit.register(self.close)  # no server outlives mm-tui, even without an explicit close
+
+    @property
+    def call_limit(self) -> float:
+        """The outer bound of one call: a cold start, an indexing wait and a few requests."""
+        t = self.timeouts
+        return t.start + t.indexing + 3 * t.request + t.diagnostics
+
+    def execute(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
+        """Run one call to its text answer; a rename writes its edits."""
+        return self._call(query, self._execute(query, write=True), cancel)
+
+    def preview(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
+        """What `execute` would answer, writing nothing (a rename returns its diff)."""
+        return self._call(query, self._execute(query, write=False), cancel)
+
+    def server_pids(self) -> dict[str, int]:
+        """The process id of each running server, by name (its process group id too)."""
+        return {
+            connection.name: connection.pid
+            for connection in self._connections.values()
+            if connection.alive and connection.pid is not None
+        }
+
+    def close(self) -> None:
+        """Stop every server (shutdown, exit, then the process group) and the loop thread."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        if self._loop.running:
+            limit = 4 * self.timeouts.stop_step + 1
+            with contextlib.suppress(TimeoutError, Interrupted, OSError):
+                self._loop.run(self._stop_all(), limit=limit)
+            self._loop.stop()
+
+    # ---- internals -------------------------------------------------------------------------
+
+    def _call(
+        self, query: LspQuery, work: Coroutine[Any, Any, Answer], cancel: threading.Event | None
+    ) -> Answer:
+        if self._closed:
+            work.close()
+            return Answer(STOPPED)
+        with self._call_lock:
+            try:
+                return self._loop.run(work, limit=self.call_limit, cancel=cancel)
+            except Interrupted:
+                return Answer(INTERRUPTED)
+            except TimeoutError:
+                return Answer(TOO_LONG.format(action=query.action, seconds=self.call_limit))
+            except Exception as error:  # a bug must not take the turn down (SPEC §1)
+                return Answer(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
+
+    async def _stop_all(self) -> None:
+        connections = list(self._connections.values())
+        self._connections.clear()
+        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+    def _resolve(self, raw: str) -> Path:
+        text = raw.strip().strip(_QUOTES).strip()
+        path = Path(os.path.expanduser(text))
+        return Path(os.path.normpath(path if path.is_absolute() else self.root / path))
+
+    def _configured(self) -> str:
+        return ", ".join(server_label(spec) for spec in self.specs) or "none"
+
+    async def _execute(self, query: LspQuery, *, write: bool) -> Answer:
+        action = query.action.strip().lower()
+        if action not in ACTIONS:
+            return Answer(UNKNOWN_ACTION.format(action=query.action))
+        if not query.path.strip().strip(_QUOTES):
+            return Answer(PATH_NEEDED)
+        path = self._resolve(query.path)
+        shown = display_path(path, self.root)
+        if not path.exists():
+            return Answer(NO_SUCH_FILE.format(path=shown))
+        if path.is_dir():
+            return Answer(NOT_A_FILE.format(path=shown))
+        spec = server_for(path, self.specs)
+        if spec is None:
+            return Answer(NO_SERVER.format(path=shown, configured=self._configured()))
+        try:
+            text = read_text(path)
+        except OSError as error:
+            return Answer(CANNOT_READ.format(path=shown, reason=error.strerror))
+
+        targets: list[Occurrence] = []
+        new_name = ""
+        if action in POSITIONAL_ACTIONS:
+            if action == "rename":
+                symbol, new_name = symbol_and_new_name(query.symbol, query.new_name)
+                if not new_name:
+                    return Answer(actions.needs_new_name(shown, symbol or query.symbol.strip()))
+            else:
+                symbol = clean_symbol(query.symbol)
+            found = _targets(action, text, shown, symbol, query.line, query.column)
+            if isinstance(found, str):
+                return Answer(found)
+            targets = found
+
+        connection = await self._connection_for(spec, path)
+        if isinstance(connection, Answer):
+            return connection
+        document = connection.documents.sync(path, text)
+        context = ActionContext(connection, self.root, path, shown, document)
+        if action == "definition":
+            return await actions.definition(context, targets)
+        if action == "references":
+            return await actions.references(context, targets)
+        if action == "hover":
+            return await actions.hover(context, targets)
+        if action == "symbols":
+            return await actions.symbols(context)
+        if action == "diagnostics":
+            return await actions.diagnostics(context)
+        return await actions.rename(context, targets, new_name, write=write)
+
+    async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Answer:
+        """The running server for `path`, started (or restarted, if it died) as needed."""
+        root = find_server_root(path, self.root, spec.root_markers)
+        key = (spec.name, root)
+        connection = self._connections.get(key)
+        if connection is not None and connection.alive:
+            return connection
+        if connection is not None:
+            del self._connections[key]
+            await connection.stop()  # reap what is left of the dead one
+        connection = ServerConnection(spec, root, self.timeouts)
+        try:
+            await connection.start()
+        except ServerFailure as failure:
+            return Answer(COULD_NOT_START.format(server=spec.name, reason=failure))
+        self._connections[key] = connection
+        return connection
+
+
+def _targets(
+    action: str, text: str, shown: str, symbol: str, line: int, column: int
+) -> list[Occurrence] | str:
+    """The places to ask about, in order, or the refusal that explains why there are none."""
+    for field, value in (("line", line), ("column", column)):
+        if value < 0:
+            return NEGATIVE_POSITION.format(field=field, value=value)
+    count = counted_lines(text)
+    if line > count:
+        return LINE_PAST_END.format(line=line, path=shown, count=count)
+    if symbol:
+        occurrences = find_occurrences(text, symbol, line - 1 if line else None)
+        if not occurrences:
+            if line:
+                return SYMBOL_NOT_ON_LINE.format(symbol=symbol, line=line, path=shown)
+            return SYMBOL_NOT_FOUND.format(symbol=symbol, path=shown)
+        if line and column:  # the occurrence under the column first, the others after
+            occurrences.sort(key=lambda o: not (o.column < column <= o.column + len(symbol)))
+        return occurrences
+    if line and column:
+        line_text = split_lines(text)[line - 1]
+        if column > len(line_text):
+            return COLUMN_PAST_END.format(column=column, line=line, count=len(line_text))
+        return [Occurrence(line - 1, column - 1)]
+    return SYMBOL_NEEDED.format(action=action, path=shown)

@@ -1,0 +1,151 @@
+"""A rename's WorkspaceEdit, checked and applied to the files on disk (SPEC §4 `rename`).
+
+The answer may carry `changes` or `documentChanges`; when a server sends both, only
+`documentChanges` is applied (the protocol says it wins), never both. Every file is checked
+to lie inside the project root and every edit resolved before anything is written; then each
+file's edits are applied from its end to its start, so earlier positions stay valid, with the
+server's columns converted from its position encoding.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.formatting import display_path
+from mm_tui.lsp.text import line_starts, offset_of
+
+
+class EditRefused(Exception):
+    """The edit cannot be applied as a whole; `str()` is the reason, nothing was written."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file's new text, computed but not yet written."""
+
+    path: Path
+    old_text: str
+    new_text: str
+    edit_count: int
+
+
+def _edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
+    """The text edits of a WorkspaceEdit per real path, from exactly one of its two forms."""
+    if not isinstance(answer, dict):
+        return {}
+    by_file: dict[Path, list[dict[str, Any]]] = {}
+    document_changes = answer.get("documentChanges")
+    if isinstance(document_changes, list):
+        for change in document_changes:
+            if not isinstance(change, dict):
+                continue
+            if (
+                "kind" in change
+            ):  # create, rename or delete a file: not what a rename of a name does
+                raise EditRefused(f"the server wants to {change['kind']} a file")
+            document = change.get("textDocument")
+            uri = document.get("uri") if isinstance(document, dict) else None
+            if isinstance(uri, str):
+                by_file.setdefault(path_of_uri(uri), []).extend(_edit_list(change.get("edits")))
+        return by_file
+    changes = answer.get("changes")
+    if isinstance(changes, dict):
+        for uri, edits in changes.items():
+            by_file.setdefault(path_of_uri(uri), []).extend(_edit_list(edits))
+    return by_file
+
+
+def _edit_list(edits: Any) -> list[dict[str, Any]]:
+    return [edit for edit in edits if isinstance(edit, dict)] if isinstance(edits, list) else []
+
+
+def _span(edit: dict[str, Any], text: str, starts: list[int], encoding: str) -> tuple[int, int]:
+    where = edit.get("range")
+    start = where.get("start") if isinstance(where, dict) else None
+    end = where.get("end") if isinstance(where, dict) else None
+    if not (isinstance(start, dict) and isinstance(end, dict)):
+        raise EditRefused("the server sent an edit without a range")
+    begin = offset_of(
+        text, starts, int(start.get("line", 0)), int(start.get("character", 0)), encoding
+    )
+    finish = offset_of(
+        text, starts, int(end.get("line", 0)), int(end.get("character", 0)), encoding
+    )
+    if finish < begin:
+        raise EditRefused("the server sent an edit whose range ends before it starts")
+    return begin, finish
+
+
+def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> str:
+    """`text` with `edits` applied from its end to its start; overlapping edits are refused."""
+    starts = line_starts(text)
+    spans = [(*_span(edit, text, starts, encoding), str(edit.get("newText", ""))) for edit in edits]
+    spans.sort(key=lambda span: (span[0], span[1]))
+    for before, after in zip(spans, spans[1:], strict=False):
+        if after[0] < before[1]:
+            raise EditRefused("the server sent overlapping edits")
+    for begin, finish, new in reversed(spans):
+        text = text[:begin] + new + text[finish:]
+    return text
+
+
+def plan_changes(answer: Any, root: Path, encoding: str) -> list[FileChange]:
+    """Every file's new text, or EditRefused; reads the files, writes nothing."""
+    real_root = Path(os.path.realpath(root))
+    by_file = _edits_by_file(answer)
+    for path in by_file:
+        if not path.is_relative_to(real_root):
+            raise EditRefused(f"the server wanted to edit {path}, outside the project root")
+    changes: list[FileChange] = []
+    for path, edits in sorted(by_file.items()):
+        if not edits:
+            continue
+        try:
+            old_text = path.read_bytes().decode("utf-8", "surrogateescape")
+        except OSError as error:
+            raise EditRefused(f"cannot read {display_path(path, root)}: {error.strerror}") from None
+        new_text = apply_text_edits(old_text, edits, encoding)
+        changes.append(FileChange(path, old_text, new_text, len(edits)))
+    return changes
+
+
+def write_changes(changes: list[FileChange]) -> None:
+    """Write each changed file atomically (a temporary file renamed over it, mode kept)."""
+    for change in changes:
+        if change.new_text != change.old_text:
+            _write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.mm-tmp")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    try:
+        temporary.write_bytes(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def changes_diff(changes: list[FileChange], root: Path) -> str:
+    """A unified diff of every change, paths as the model sees them."""
+    chunks: list[str] = []
+    for change in changes:
+        shown = display_path(change.path, root)
+        chunks.extend(
+            difflib.unified_diff(
+                change.old_text.splitlines(keepends=True),
+                change.new_text.splitlines(keepends=True),
+                fromfile=f"a/{shown}",
+                tofile=f"b/{shown}",
+            )
+        )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
