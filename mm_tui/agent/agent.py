@@ -8,13 +8,17 @@ call of an assistant message gets a result, whatever happened.
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.compaction import plan_compaction, summary_request
 from mm_tui.agent.config import Config
+from mm_tui.agent.context import discover_context_window, estimate_tokens, truncation_warning
 from mm_tui.agent.events import (
     COMPOSING_TOOL_CALL,
     THINKING,
@@ -44,7 +48,8 @@ from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.session import Session, SessionError, SessionStore, new_session_id
-from mm_tui.agent.stream import AssembledCall, StreamAssembler
+from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
+from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
 from mm_tui.agent.tools.base import ToolContext, ToolKind
 from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 
@@ -55,6 +60,7 @@ MAX_TURNS_REACHED = (
     "turn stopped: {n} model calls spent (maxTurns) — say how to go on, or raise maxTurns"
 )
 DEFAULT_CONTEXT_WINDOW = 8192
+TOOLS_UNSUPPORTED = re.compile(r"does not support tools|tools? (?:is|are) not supported", re.I)
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
 
 #: Message keys the model is sent; anything else (reasoning kept for replay) stays local.
@@ -91,7 +97,10 @@ class Agent:
         self.store = store or SessionStore()
         self.session = self._open_session(resume, continue_last)
         self.context_window = config.context_window or DEFAULT_CONTEXT_WINDOW
+        self._context_known = config.context_window is not None
         self.context_tokens = 0
+        #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
+        self.tool_mode = "text" if config.tool_calls == "text" else "native"
         self._cancel = threading.Event()
         self._spinner = ""
         if config.system_prompt_file and not config.system_prompt:
@@ -223,7 +232,9 @@ class Agent:
     def _turn_body(self, turn: _TurnTally) -> TurnEnded:
         if not self.model:
             self.set_model(self._discover_model())
+        self._ensure_context_window()
         for _ in range(self.config.max_turns):
+            self._auto_compact()
             reply = self._model_call(turn)
             if reply is None:
                 return TurnEnded("interrupted")
@@ -258,9 +269,11 @@ class Agent:
 
     def _request(self) -> dict[str, Any]:
         messages = [{k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.messages]
-        request: dict[str, Any] = {"model": self.model, "messages": messages}
         tools = self.registry.schemas()
-        if tools:
+        if self.tool_mode == "text":
+            messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools and self.tool_mode == "native":
             request["tools"] = tools
         if self.config.temperature is not None:
             request["temperature"] = self.config.temperature
@@ -273,6 +286,8 @@ class Agent:
             try:
                 return self._stream_once(turn)
             except ModelFault as fault:
+                if self._switch_to_text_mode(fault):
+                    return self._stream_once(turn)
                 if not fault.retryable or attempt == len(self.retry_delays):
                     if fault.retryable:
                         raise ModelFault(
@@ -290,8 +305,9 @@ class Agent:
         assembler = StreamAssembler()
         watch = RunawayWatch()
         runaway: str | None = None
+        request = self._request()
         try:
-            for chunk in self.client.stream(self._request(), self._cancel):
+            for chunk in self.client.stream(request, self._cancel):
                 delta = assembler.feed(chunk)
                 if delta.reasoning:
                     self._set_spinner(THINKING)
@@ -312,13 +328,36 @@ class Agent:
             turn.add_usage(*assembler.usage)
             self.context_tokens = sum(assembler.usage)
             self.sink(Usage(*assembler.usage))
+            warning = truncation_warning(
+                estimate_tokens(request), assembler.usage[0], self.context_window
+            )
+            if warning:
+                self.sink(Notice("warning", warning))
+        else:
+            self.context_tokens = estimate_tokens(request) + len(assembler.text) // 4
         if runaway:
             self._record_partial(assembler)
             return self._end_with_error("generation", runaway)
         if assembler.was_cut:
             self._record_partial(assembler)
             return self._end_with_error("model", CUT_STREAM)
-        message: dict[str, Any] = {"role": "assistant", "content": assembler.text or None}
+        content = assembler.text
+        if not assembler.calls and assembler.text:
+            found = extract_text_calls(
+                assembler.text, lambda name: self.registry.resolve(name) is not None
+            )
+            for call in found.calls:
+                arguments = call.arguments
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments, ensure_ascii=False)
+                assembler.calls.append(
+                    AssembledCall(
+                        made_up_id(), call.name, arguments, badge=call.badge, raw=call.raw
+                    )
+                )
+            if found.calls:
+                content = found.remaining
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
         if assembler.calls:
             message["tool_calls"] = [
                 {
@@ -377,7 +416,7 @@ class Agent:
     def _run_call(self, call: AssembledCall, turn: _TurnTally) -> tuple[LoopVerdict, ToolStatus]:
         tool = self.registry.resolve(call.name)
         parsed = parse_arguments(call.arguments)
-        badges = [parsed.badge] if parsed.badge else []
+        badges = [b for b in (call.badge, parsed.badge) if b]
         if tool is not None and tool.name != call.name:
             badges.insert(0, BADGE_NAME)
         badge = ", ".join(badges)
@@ -461,6 +500,97 @@ class Agent:
         self._append({"role": "tool", "tool_call_id": call.id, "content": output})
         self.sink(ToolFinished(call.id, call.name, title, status, duration, output, diff))
 
+    # -- small models: text tool calls, context budget, compaction (issue 6) ---------------
+
+    def _switch_to_text_mode(self, fault: ModelFault) -> bool:
+        """In `toolCalls: auto`, a server that says the model has no tools → text protocol."""
+        if self.config.tool_calls != "auto" or self.tool_mode != "native":
+            return False
+        if fault.status != 400 or not TOOLS_UNSUPPORTED.search(f"{fault.message} {fault.body}"):
+            return False
+        self.tool_mode = "text"
+        self.sink(
+            Notice(
+                "warning",
+                f"the server says {self.model} does not support native tool calls — this "
+                "session now describes the tools in the prompt and reads calls from the text",
+            )
+        )
+        return True
+
+    def _ensure_context_window(self) -> None:
+        if self._context_known:
+            return
+        self._context_known = True
+        window = discover_context_window(self.base_url, self.model)
+        self.context_window = window.tokens
+        if window.note:
+            self.sink(Notice("warning", window.note))
+
+    def _auto_compact(self) -> None:
+        threshold = self.config.auto_compact
+        if threshold and self.context_tokens >= threshold * self.context_window:
+            self.sink(
+                Notice(
+                    "info",
+                    f"{self.context_tokens} of {self.context_window} tokens used — compacting",
+                )
+            )
+            self._compact()
+
+    def compact(self) -> None:
+        """`/compact`: summarise the middle of the conversation (blocking). The loop detector
+        is not reset (SPEC §5)."""
+        self._cancel = threading.Event()
+        try:
+            if not self.model:
+                self.set_model(self._discover_model())
+            self._compact()
+        except ModelFault as fault:
+            self.sink(Notice("error", fault.message))
+        finally:
+            self._set_spinner("")
+
+    def _compact(self) -> None:
+        plan = plan_compaction(self.messages)
+        if plan is None:
+            self.sink(Notice("info", "nothing to compact yet: the conversation is short"))
+            return
+        before = len(self.messages)
+        self._set_spinner(WAITING_FOR_MODEL)
+        try:
+            text = "".join(
+                (chunk_text or "")
+                for chunk in self.client.stream(
+                    summary_request(self.model, plan.middle), self._cancel
+                )
+                for chunk_text in [_chunk_text(chunk)]
+            ).strip()
+            failure = "" if text else "the model returned an empty summary"
+        except ModelFault as fault:
+            text, failure = "", fault.message
+        except Interrupted:
+            text, failure = "", "interrupted"
+        if text:
+            self.session.messages = plan.with_summary(text)
+            self.sink(
+                Notice(
+                    "info",
+                    f"compacted {len(plan.middle)} message(s) into a summary "
+                    f"({before} → {len(self.messages)} messages)",
+                )
+            )
+        else:
+            self.session.messages = plan.with_middle_dropped()
+            message = (
+                f"compaction failed ({failure}) — dropped the {len(plan.middle)} oldest "
+                "message(s) instead"
+            )
+            self.session.add_error("compact", message)
+            self.sink(Notice("warning", message))
+        self.context_tokens = estimate_tokens(self._request())
+        self._save()
+
     # -- bookkeeping ------------------------------------------------------------------------
 
     def _add_to_session_totals(self, summary: TurnSummary) -> None:
@@ -515,3 +645,9 @@ class _TurnTally:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
+
+
+def _chunk_text(chunk: Any) -> str:
+    """The answer text one streamed chunk carries (for the summary call)."""
+    delta = StreamAssembler()
+    return delta.feed(chunk).text

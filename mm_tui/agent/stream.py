@@ -36,6 +36,8 @@ class AssembledCall:
     name: str = ""
     arguments: str = ""
     index: int = 0
+    badge: str = ""  # how the call was obtained when not natively (issue 6's ladder)
+    raw: str = ""  # the text it was read from, shown one key away on the row
 
 
 @dataclass
@@ -94,7 +96,7 @@ class StreamAssembler:
         arguments = _get(function, "arguments")
         current = self._by_index.get(index)
         if current is None or (call_id and current.id and call_id != current.id):
-            current = AssembledCall(id=call_id or _made_up_id(), index=index)
+            current = AssembledCall(id=call_id or made_up_id(), index=index)
             self._by_index[index] = current
             self.calls.append(current)
         if name and not current.name:
@@ -113,5 +115,5 @@ class StreamAssembler:
         return self.finish_reason is None
 
 
-def _made_up_id() -> str:
+def made_up_id() -> str:
     return f"call_{uuid.uuid4().hex[:12]}"

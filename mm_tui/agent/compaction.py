@@ -1,0 +1,113 @@
+"""/compact (issue 6): the conversation's middle replaced by a summary the model writes itself.
+
+Kept word for word: the system prompt, the first user message (the task as the person said it)
+and the last turns. A turn is cut only at user messages, so a tool call is never separated from
+its result. When the summary cannot be had, the middle is dropped instead, and that is said.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+SUMMARY_INSTRUCTIONS = """\
+You are summarising a coding session so that it can continue without the full history.
+Write the summary with exactly these six headings, each followed by short bullet points
+(write "none" when a section is empty). Keep file paths, names, commands and error messages
+exactly as they appear.
+
+## Goal
+## Constraints
+## Files touched
+## Done
+## Errors
+## Next step
+"""
+SUMMARY_PREFIX = "[Summary of the earlier conversation, written by /compact]\n\n"
+DROPPED_TEXT = "[{n} earlier message(s) were dropped to fit the context window]"
+TOOL_OUTPUT_IN_SUMMARY = 1500  # characters of each tool output shown to the summariser
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """How a history splits: what stays word for word, and the middle to summarise."""
+
+    head: list[dict[str, Any]]  # the system prompt and the first user message
+    middle: list[dict[str, Any]]
+    tail: list[dict[str, Any]]  # the last turns, whole
+
+    def with_summary(self, summary: str) -> list[dict[str, Any]]:
+        note = {"role": "assistant", "content": SUMMARY_PREFIX + summary.strip()}
+        return [*self.head, note, *self.tail]
+
+    def with_middle_dropped(self) -> list[dict[str, Any]]:
+        note = {"role": "assistant", "content": DROPPED_TEXT.format(n=len(self.middle))}
+        return [*self.head, note, *self.tail]
+
+
+def split_turns(
+    messages: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """The leading system messages, then the turns: each starts at a user message."""
+    lead: list[dict[str, Any]] = []
+    turns: list[list[dict[str, Any]]] = []
+    for message in messages:
+        if message["role"] == "user":
+            turns.append([message])
+        elif turns:
+            turns[-1].append(message)
+        else:
+            lead.append(message)
+    return lead, turns
+
+
+def plan_compaction(messages: list[dict[str, Any]], keep_last: int = 2) -> CompactionPlan | None:
+    """The plan keeping `keep_last` turns (fewer if need be), or None when nothing can go."""
+    lead, turns = split_turns(messages)
+    for keep in range(keep_last, 0, -1):
+        if len(turns) < keep + 1:
+            continue
+        first, *rest = turns
+        middle_turns = rest[: len(rest) - keep] if keep else rest
+        middle = first[1:] + [m for turn in middle_turns for m in turn]
+        if not middle:
+            continue
+        tail = [m for turn in rest[len(rest) - keep :] for m in turn]
+        return CompactionPlan(head=[*lead, first[0]], middle=middle, tail=tail)
+    return None
+
+
+def transcript_for_summary(middle: list[dict[str, Any]]) -> str:
+    """The middle of the conversation as plain text for the summariser."""
+    lines: list[str] = []
+    for message in middle:
+        role = message["role"]
+        content = message.get("content") or ""
+        if role == "tool":
+            if len(content) > TOOL_OUTPUT_IN_SUMMARY:
+                cut = len(content) - TOOL_OUTPUT_IN_SUMMARY
+                content = f"{content[:TOOL_OUTPUT_IN_SUMMARY]}\n[... {cut} more characters]"
+            lines.append(f"TOOL RESULT:\n{content}")
+            continue
+        if content:
+            lines.append(f"{role.upper()}:\n{content}")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            lines.append(f"TOOL CALL {function.get('name')}: {function.get('arguments')}")
+    return "\n\n".join(lines)
+
+
+def summary_request(model: str, middle: list[dict[str, Any]]) -> dict[str, Any]:
+    """The chat request that asks the same model for the summary (no tools)."""
+    return {
+        "model": model,
+        "messages": [
+            {"role": "system", "content": SUMMARY_INSTRUCTIONS},
+            {"role": "user", "content": transcript_for_summary(middle)},
+        ],
+    }
+
+
+def history_size(messages: list[dict[str, Any]]) -> int:
+    return len(json.dumps(messages, ensure_ascii=False))

@@ -1,0 +1,96 @@
+"""An honest context budget (issue 6): how large the window really is, and whether the server
+silently cut what we sent.
+
+Asked of the server where it can tell: llama-server's `GET /props` (`n_ctx`), Ollama's
+`POST /api/show` (`num_ctx` in `parameters`), else Ollama's default. Plain urllib: these are two
+tiny requests, made once, from the worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_CONTEXT_WINDOW = 8192
+#: Ollama runs a model with 4096 tokens of context unless num_ctx or OLLAMA_CONTEXT_LENGTH
+#: says otherwise (its docs: "< 24 GiB VRAM: 4k context"), whatever the model supports.
+OLLAMA_DEFAULT_CONTEXT = 4096
+CHARS_PER_TOKEN = 4  # a rough estimate, only used to notice a server cutting the prompt
+#: The server counted fewer than this fraction of the tokens we estimate we sent: it cut.
+TRUNCATION_RATIO = 0.5
+TRUNCATION_MIN_TOKENS = 1000
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    tokens: int
+    source: str  # "config", "llama-server /props", "ollama num_ctx", ... for the notice
+    note: str = ""
+
+
+def root_url(base_url: str) -> str:
+    """`http://host:11434/v1` → `http://host:11434`: where the native endpoints live."""
+    return re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+
+
+def _fetch_json(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - our URL
+        return json.loads(response.read().decode("utf-8", "replace"))
+
+
+def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> ContextWindow:
+    """Ask the server how large its context is; fall back to 8192 when it cannot tell."""
+    root = root_url(base_url)
+    try:
+        props = _fetch_json(f"{root}/props", None, timeout)
+        n_ctx = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return ContextWindow(n_ctx, "llama-server /props")
+    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+        pass
+    try:
+        show = _fetch_json(f"{root}/api/show", {"model": model}, timeout)
+    except (urllib.error.URLError, OSError, ValueError):
+        return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
+    if not isinstance(show, dict):
+        return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
+    match = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(show.get("parameters") or ""))
+    if match:
+        return ContextWindow(int(match.group(1)), "ollama num_ctx")
+    info = show.get("model_info") or {}
+    trained = next(
+        (v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None
+    )
+    note = (
+        f"Ollama runs {model} with its default context ({OLLAMA_DEFAULT_CONTEXT} tokens"
+        + (f"; the model supports {trained}" if trained else "")
+        + ") — raise it with OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
+    )
+    return ContextWindow(OLLAMA_DEFAULT_CONTEXT, "ollama default", note)
+
+
+def estimate_tokens(request: dict[str, Any]) -> int:
+    """A rough count of the tokens a request carries (messages and tool schemas)."""
+    size = len(json.dumps(request.get("messages", []), ensure_ascii=False))
+    size += len(json.dumps(request.get("tools", []), ensure_ascii=False))
+    return size // CHARS_PER_TOKEN
+
+
+def truncation_warning(sent_estimate: int, prompt_tokens: int, window: int) -> str | None:
+    """A warning when the server counted far fewer prompt tokens than we sent."""
+    if sent_estimate < TRUNCATION_MIN_TOKENS or prompt_tokens <= 0:
+        return None
+    if prompt_tokens >= sent_estimate * TRUNCATION_RATIO:
+        return None
+    return (
+        f"the server counted {prompt_tokens} prompt tokens for about {sent_estimate} sent — it is "
+        f"probably cutting the conversation to its context (mm-tui assumes {window}); raise the "
+        "server's context (Ollama: num_ctx or OLLAMA_CONTEXT_LENGTH) and set contextWindow"
+    )
