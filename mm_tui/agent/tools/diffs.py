@@ -83,7 +83,7 @@ def diff_replacements(
         old_first = number + old_text.count("\n", offset, window_start)
         line_cursor = (window_start, old_first)
         old_window = old_text[window_start:window_end]
-        new_window = _apply(old_text, window_start, window_end, inside)
+        new_window = apply_replacements(old_text, inside, window_start, window_end)
         old_lines = split_lines(old_window)
         new_lines = split_lines(new_window)
         builder.add_window(old_lines, new_lines, old_first, old_first + line_delta)
@@ -91,7 +91,10 @@ def diff_replacements(
     return builder.result()
 
 
-def _apply(text: str, start: int, end: int, replacements: list[Replacement]) -> str:
+def apply_replacements(
+    text: str, replacements: list[Replacement], start: int = 0, end: int | None = None
+) -> str:
+    """`text[start:end]` with the (sorted, disjoint) replacements inside it applied."""
     pieces: list[str] = []
     cursor = start
     for change in replacements:

@@ -38,15 +38,15 @@ class PastEnd:
 
 
 def read_line_slice(
-    source: BinaryIO, start: int, end: int, byte_budget: int
+    source: BinaryIO, start: int, end: int, byte_budget: int, block_bytes: int = BLOCK_BYTES
 ) -> LineSlice | PastEnd:
     """Lines `start..end` (1-based, inclusive; `end` 0 = to the end of the file)."""
     start = max(start, 1)
-    skipped, block, ended_with_newline = _skip_lines(source, start - 1)
+    skipped, block, ended_with_newline = _skip_lines(source, start - 1, block_bytes)
     if skipped < start - 1:
         return PastEnd(skipped + (0 if ended_with_newline else 1))
     if not block:
-        block = source.read(BLOCK_BYTES)
+        block = source.read(block_bytes)
     if not block:
         return PastEnd(skipped)
     wanted = end - start + 1 if end > 0 else None
@@ -68,22 +68,22 @@ def read_line_slice(
         collected_bytes += len(block)
         if collected_bytes >= byte_budget:
             break
-        block = source.read(BLOCK_BYTES)
+        block = source.read(block_bytes)
     data = b"".join(parts)
     if not block:  # the end of the file came before the end of the request
         last = start - 1 + newlines + (0 if data.endswith(b"\n") else 1)
         return LineSlice(data, start, last, True, True)
-    last, reaches_end = _count_remaining(source, start - 1 + newlines, data, end)
+    last, reaches_end = _count_remaining(source, start - 1 + newlines, data, end, block_bytes)
     return LineSlice(data, start, last, False, reaches_end)
 
 
-def _skip_lines(source: BinaryIO, lines: int) -> tuple[int, bytes, bool]:
+def _skip_lines(source: BinaryIO, lines: int, block_bytes: int) -> tuple[int, bytes, bool]:
     """Skip `lines` lines; return how many were skipped, the rest of the current block, and
     whether the bytes read so far ended with a newline (to count a last partial line)."""
     skipped = 0
     ended_with_newline = True
     while skipped < lines:
-        block = source.read(BLOCK_BYTES)
+        block = source.read(block_bytes)
         if not block:
             return skipped, b"", ended_with_newline
         count = block.count(b"\n")
@@ -104,7 +104,7 @@ def _offset_after_newlines(block: bytes, newlines: int) -> int:
 
 
 def _count_remaining(
-    source: BinaryIO, complete_lines: int, data: bytes, end: int
+    source: BinaryIO, complete_lines: int, data: bytes, end: int, block_bytes: int
 ) -> tuple[int, bool]:
     """After the budget: count on to `end` (or the end of the file) without keeping bytes.
 
@@ -113,7 +113,7 @@ def _count_remaining(
     """
     partial = not data.endswith(b"\n")
     while True:
-        block = source.read(BLOCK_BYTES)
+        block = source.read(block_bytes)
         if not block:
             return complete_lines + (1 if partial else 0), True
         count = block.count(b"\n")

@@ -1,0 +1,149 @@
+"""`write_file`: create a file or replace it whole, and show what changed (SPEC §4).
+
+The permission question shows the diff that would be written; identical content writes
+nothing and says so (and then no question is asked: there is nothing to allow).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.tools.arguments import (
+    ArgumentProblem,
+    argument_map,
+    lenient_string,
+    string_field,
+)
+from mm_tui.agent.tools.atomic import write_atomically
+from mm_tui.agent.tools.base import (
+    Tool,
+    ToolContext,
+    ToolKind,
+    ToolPreview,
+    ToolResult,
+    truncate_output,
+)
+from mm_tui.agent.tools.diffs import FileDiff, diff_texts
+from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
+from mm_tui.agent.tools.paths import clean_path_text, resolve_path
+
+NAME = "write_file"
+REJECTED = "[edit rejected by the user]"
+CREATED_HEADER = "created {path}: {lines}"
+REPLACED_HEADER = "wrote {path}: +{added} -{removed} lines, first change at line {first}"
+UNCHANGED = "{path} already has exactly this content; nothing was written"
+IS_DIRECTORY = "[error: {path} is a directory; write_file writes files]"
+CANNOT_WRITE = "[error: cannot write {path}: {reason}]"
+CANNOT_READ = "[error: cannot read {path}: {reason}]"
+
+DESCRIPTION = (
+    "Create a file, or replace a whole file, with the given content. Parent directories "
+    "are created. To change part of an existing file use edit_file instead. "
+    'Example: {"path": "src/hello.py", "content": "print(\\"hello\\")\\n"}'
+)
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "File path, relative to the project."},
+        "content": {"type": "string", "description": "The whole content of the file."},
+    },
+    "required": ["path", "content"],
+}
+
+
+@dataclass(frozen=True)
+class _WritePlan:
+    """What a call would do, computed the same way for the question and for the run."""
+
+    path: Path
+    shown_path: str
+    data: bytes
+    header: str
+    diff: FileDiff
+    unchanged: bool
+
+
+class WriteFileTool(Tool):
+    """Writes whole files atomically, keeping an existing file's mode."""
+
+    name = NAME
+    kind = ToolKind.FILE
+    rejection_text = REJECTED
+
+    @property
+    def description(self) -> str:
+        return DESCRIPTION
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return PARAMETERS
+
+    def title(self, args: dict[str, Any]) -> str:
+        return f"{NAME} {clean_path_text(lenient_string(args, 'path'))}".rstrip()
+
+    def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
+        """Only a call that would change the disk asks: wrong arguments never do, and with
+        `ctx` (to find the file) neither does identical content."""
+        if ctx is None:
+            args = argument_map(args)
+            return isinstance(args.get("path"), str) and isinstance(args.get("content"), str)
+        plan = _plan(args, ctx)
+        return not isinstance(plan, ToolResult) and not plan.unchanged
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
+        plan = _plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return ToolPreview(title=self.title(args), detail=plan.output)
+        return ToolPreview(title=self.title(args), detail=plan.header, diff=plan.diff.unified)
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        plan = _plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return plan
+        if plan.unchanged:
+            return ToolResult(UNCHANGED.format(path=plan.shown_path))
+        try:
+            write_atomically(plan.path, plan.data)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            message = CANNOT_WRITE.format(path=plan.shown_path, reason=reason)
+            return ToolResult(message, ToolStatus.FAILED)
+        output = f"{plan.header}\n{plan.diff.numbered}" if plan.diff.numbered else plan.header
+        return ToolResult(truncate_output(output, ctx.max_output), diff=plan.diff.unified)
+
+
+def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
+    """Read the current file and diff it against `content`; a ToolResult when that fails."""
+    args = argument_map(args)
+    try:
+        raw_path = string_field(args, NAME, "path")
+        content = string_field(args, NAME, "content")
+    except ArgumentProblem as problem:
+        return ToolResult(str(problem), ToolStatus.FAILED)
+    shown_path = clean_path_text(raw_path)
+    path = resolve_path(ctx.cwd, raw_path)
+    if path.is_dir():
+        return ToolResult(IS_DIRECTORY.format(path=shown_path), ToolStatus.FAILED)
+    data = encode_file_text(content)
+    try:
+        previous: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        previous = None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return ToolResult(CANNOT_READ.format(path=shown_path, reason=reason), ToolStatus.FAILED)
+    if previous is None:
+        diff = diff_texts("", content, shown_path, created=True)
+        header = CREATED_HEADER.format(path=shown_path, lines=plural(count_lines(content), "line"))
+        return _WritePlan(path, shown_path, data, header, diff, unchanged=False)
+    if previous == data:
+        header = UNCHANGED.format(path=shown_path)
+        return _WritePlan(path, shown_path, data, header, diff_texts("", "", shown_path), True)
+    diff = diff_texts(decode_file_text(previous), content, shown_path)
+    header = REPLACED_HEADER.format(
+        path=shown_path, added=diff.added, removed=diff.removed, first=diff.first_changed_line
+    )
+    return _WritePlan(path, shown_path, data, header, diff, unchanged=False)
