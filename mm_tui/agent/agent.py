@@ -422,9 +422,8 @@ class Agent:
         badge = ", ".join(badges)
         args = parsed.arguments if parsed.arguments is not None else {}
         title = tool.title(args) if tool is not None and parsed.arguments is not None else call.name
-        self.sink(
-            ToolStarted(call.id, call.name, args, title, badge, call.arguments if badge else "")
-        )
+        raw = call.raw or (call.arguments if badge else "")
+        self.sink(ToolStarted(call.id, call.name, args, title, badge, raw))
         started = time.monotonic()
         diff: str | None = None
         if tool is None:

@@ -224,7 +224,9 @@ def _parse_lsp(value: Any, path: Path, root: yaml.Node) -> tuple[LspServerSpec, 
             raise fail("expected {command: [...], extensions: [...]}", *keys)
         extra = set(entry) - _SERVER_KEYS
         if extra:
-            raise fail(f"unknown key (known keys: {', '.join(sorted(_SERVER_KEYS))})", *keys, *extra)
+            raise fail(
+                f"unknown key (known keys: {', '.join(sorted(_SERVER_KEYS))})", *keys, *extra
+            )
         command = entry.get("command")
         if isinstance(command, str):
             command = command.split()

@@ -66,9 +66,7 @@ class ModelClient:
         except Exception as exc:  # every failure becomes one line
             raise self.describe(exc, model=None) from None
 
-    def stream(
-        self, request: dict[str, Any], cancel: threading.Event
-    ) -> Iterator[Any]:
+    def stream(self, request: dict[str, Any], cancel: threading.Event) -> Iterator[Any]:
         """Yield the chunks of one streamed completion; raise ModelFault or Interrupted.
 
         The HTTP exchange runs in a helper thread feeding a queue, so that an interrupt is
@@ -132,7 +130,9 @@ class ModelClient:
             )
         if isinstance(exc, openai.APIConnectionError):
             cause = _root_cause(exc)
-            return ModelFault(f"cannot reach the model server at {url} ({cause}) — {HOW_TO_SET_URL}")
+            return ModelFault(
+                f"cannot reach the model server at {url} ({cause}) — {HOW_TO_SET_URL}"
+            )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             detail = _error_detail(exc)
@@ -176,7 +176,9 @@ class ModelClient:
             return ModelFault(f"the model server sent a malformed chunk ({exc})")
         name = type(exc).__name__
         if "Protocol" in name or "Read" in name or "Connect" in name or isinstance(exc, OSError):
-            return ModelFault(f"the connection to the model server at {url} broke mid-stream ({name})")
+            return ModelFault(
+                f"the connection to the model server at {url} broke mid-stream ({name})"
+            )
         return ModelFault(f"unexpected failure talking to the model server ({name}: {exc})")
 
 

@@ -44,7 +44,9 @@ class Session:
     messages: list[dict[str, Any]] = field(default_factory=list)
     tool_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0}
+    )
     errors: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:

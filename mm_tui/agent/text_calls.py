@@ -58,15 +58,24 @@ def clean_tool_name(name: str) -> str:
     return name
 
 
-def _calls_in(body: str) -> list[tuple[str, Any]] | None:
-    """The (name, arguments) pairs a JSON block holds, or None when it is not call-shaped."""
+_NAME_FIELD = re.compile(r'"(?:name|tool)"\s*:\s*"([^"]+)"')
+
+
+def _calls_in(body: str, *, tagged: bool = False) -> list[tuple[str, Any]] | None:
+    """The (name, arguments) pairs a JSON block holds, or None when it is not call-shaped.
+
+    A tagged block whose JSON is broken (cut off at the token limit, say) still names its
+    tool: the call is kept with its raw text as arguments, so the model is told the JSON was
+    broken rather than nothing. A truncated call is never completed by guessing.
+    """
     parsed = parse_arguments(body) if body.lstrip().startswith("{") else None
     value: Any = parsed.arguments if parsed else None
     if value is None:
         try:
             value = json.loads(body, strict=False)
         except ValueError:
-            return None
+            named = _NAME_FIELD.search(body) if tagged else None
+            return [(clean_tool_name(named.group(1)), body)] if named else None
     items = value if isinstance(value, list) else [value]
     found: list[tuple[str, Any]] = []
     for item in items:
@@ -96,7 +105,7 @@ def extract_text_calls(text: str, is_declared: Callable[[str], bool]) -> TextCal
     spans: list[tuple[int, int]] = []
     for match in _TAGGED.finditer(text):
         body = next(g for g in match.group("body", "body2", "body3", "body4") if g is not None)
-        found = _calls_in(body)
+        found = _calls_in(body, tagged=True)
         if found:
             calls += [TextCall(n, a, match.group(0), BADGE_TEXT_TAG) for n, a in found]
             spans.append(match.span())

@@ -29,14 +29,24 @@ def mm(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float 
 def test_help_and_version(tmp_path: Path) -> None:
     shown = mm("--help", cwd=tmp_path)
     assert shown.returncode == 0
-    for flag in ("--config", "--model", "--base-url", "--yolo", "--print", "--continue", "--resume"):
+    for flag in (
+        "--config",
+        "--model",
+        "--base-url",
+        "--yolo",
+        "--print",
+        "--continue",
+        "--resume",
+    ):
         assert flag in shown.stdout
     version = mm("--version", cwd=tmp_path)
     assert version.returncode == 0 and version.stdout.startswith("mm-tui ")
 
 
 @pytest.mark.parametrize(
-    "content", ["maxOutput: many\n", "\x00\x01garbage: [\n", "- a\n"], ids=["type", "garbage", "list"]
+    "content",
+    ["maxOutput: many\n", "\x00\x01garbage: [\n", "- a\n"],
+    ids=["type", "garbage", "list"],
 )
 def test_a_bad_config_exits_2_with_one_line_and_no_traceback(tmp_path: Path, content: str) -> None:
     (tmp_path / ".mm.yaml").write_text(content)
@@ -58,7 +68,9 @@ def test_headless_prints_the_answer_the_rows_and_the_summary(
     lines = result.stdout.splitlines()
     assert lines[0].startswith("‣ bash echo hi  ⊘ rejected ")  # no --yolo: nobody to ask
     assert "The command said **hi**." in result.stdout
-    assert lines[-1].startswith("⚙ 1 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s)")
+    assert lines[-1].startswith(
+        "⚙ 1 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s)"
+    )
     tool_result = model_server.requests[1]["messages"][-1]
     assert tool_result["content"] == "[command rejected by the user]"
 

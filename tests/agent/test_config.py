@@ -51,7 +51,10 @@ def test_environment_overrides_the_file_and_flags_override_both(tmp_path: Path) 
     config = load_config(path, cwd=tmp_path, env=env)
     assert (config.base_url, config.model, config.api_key) == ("http://env/v1", "env-model", "k2")
     flagged = load_config(
-        path, cwd=tmp_path, env=env, overrides={"model": "flag-model", "yolo": True, "base_url": None}
+        path,
+        cwd=tmp_path,
+        env=env,
+        overrides={"model": "flag-model", "yolo": True, "base_url": None},
     )
     assert (flagged.model, flagged.yolo, flagged.base_url) == ("flag-model", True, "http://env/v1")
 
@@ -62,7 +65,7 @@ def test_environment_overrides_the_file_and_flags_override_both(tmp_path: Path) 
         ("model: m\nmaxOutput: lots\n", "line 2: key 'maxOutput': expected a whole number"),
         ("bashTool: yes please\n", "line 1: key 'bashTool': expected true or false"),
         ("model: m\n\nfrobnicate: 1\n", "line 3: key 'frobnicate': unknown key"),
-        ("permissions: sometimes\n", "line 1: key 'permissions': expected \"ask\" or \"allow\""),
+        ("permissions: sometimes\n", 'line 1: key \'permissions\': expected "ask" or "allow"'),
         ("maxTurns: 0\n", "line 1: key 'maxTurns': expected a positive number"),
         ("model: [unclosed\n", "YAML syntax"),
         ("- just\n- a list\n", "line 1: expected a mapping of keys"),
