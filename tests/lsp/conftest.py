@@ -1,0 +1,73 @@
+"""Real language servers on small fixture projects.
+
+Both Python servers the test extra installs are used: pylsp (jedi + pyflakes, counts columns
+in code points, pushes diagnostics) and basedpyright (UTF-16 columns, pull diagnostics), so
+every action is proven against two quite different servers. A module shares one started
+server per kind for the tests that only read; tests that write get their own copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp.defaults import BASEDPYRIGHT, PYLSP
+from mm_tui.lsp.workspace import LspWorkspace
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SERVERS = {"pylsp": PYLSP, "basedpyright": BASEDPYRIGHT}
+
+
+def copy_project(destination: Path, name: str = "pyproj") -> Path:
+    """A fresh copy of a fixture project (servers and renames may write into it)."""
+    target = destination / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def process_group_members(group: int) -> list[int]:
+    """Every live process of a process group, read from /proc (zombies excluded)."""
+    members: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        state, pgid = fields[0], int(fields[2])
+        if pgid == group and state != "Z":
+            members.append(int(entry))
+    return members
+
+
+@pytest.fixture(params=sorted(SERVERS), scope="module")
+def server_spec(request: pytest.FixtureRequest) -> LspServerSpec:
+    return SERVERS[request.param]
+
+
+@pytest.fixture(scope="module")
+def shared_project(tmp_path_factory: pytest.TempPathFactory, server_spec: LspServerSpec) -> Path:
+    return copy_project(tmp_path_factory.mktemp(server_spec.name))
+
+
+@pytest.fixture(scope="module")
+def shared_workspace(shared_project: Path, server_spec: LspServerSpec) -> Iterator[LspWorkspace]:
+    """One started server per kind, for the tests of a module that do not write files."""
+    workspace = LspWorkspace([server_spec], shared_project)
+    yield workspace
+    workspace.close()
+
+
+@pytest.fixture
+def own_workspace(tmp_path: Path, server_spec: LspServerSpec) -> Iterator[LspWorkspace]:
+    """A server on a private copy of the project, for tests that write or kill."""
+    workspace = LspWorkspace([server_spec], copy_project(tmp_path))
+    yield workspace
+    workspace.close()
