@@ -80,7 +80,7 @@ def test_diagnostics_of_a_broken_file_name_the_error(
     answer = ask(shared_workspace, "diagnostics", "broken.py").splitlines()
     assert answer[0] == "1 diagnostic(s) in broken.py:"
     severity, place, *message = answer[1].split(" ")
-    assert (severity, place) == ("error", "broken.py:2:26")
+    assert (severity, place) == ("error", "broken.py:3:26")
     assert "missing_value" in " ".join(message)
     assert answer[1].endswith(
         {"pylsp": "[pyflakes]", "basedpyright": "[basedpyright]"}[server_spec.name]
@@ -146,9 +146,9 @@ def test_positions_past_the_end_are_refused_with_the_count(
 
 
 def test_a_place_with_nothing_to_define_says_so(shared_workspace: LspWorkspace) -> None:
-    # Column 1 of line 2 of broken.py is indentation: no server defines whitespace.
-    assert ask(shared_workspace, "definition", "broken.py", line=2, column=1) == (
-        "[lsp: no definition found for the symbol at broken.py:2:1]"
+    # Column 1 of line 3 of broken.py is indentation: no server defines whitespace.
+    assert ask(shared_workspace, "definition", "broken.py", line=3, column=1) == (
+        "[lsp: no definition found for the symbol at broken.py:3:1]"
     )
 
 

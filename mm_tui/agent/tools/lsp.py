@@ -24,8 +24,14 @@ from mm_tui.agent.tools.arguments import (
     lenient_string,
     string_field,
 )
-from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolPreview, ToolResult
-from mm_tui.agent.tools.base import truncate_output
+from mm_tui.agent.tools.base import (
+    Tool,
+    ToolContext,
+    ToolKind,
+    ToolPreview,
+    ToolResult,
+    truncate_output,
+)
 from mm_tui.agent.tools.paths import resolve_path
 from mm_tui.lsp.defaults import server_label
 from mm_tui.lsp.symbols import clean_symbol, symbol_and_new_name
