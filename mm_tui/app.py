@@ -49,7 +49,6 @@ from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 
 AgentFactory = Callable[[Callable[[Any], None]], Any]
-INTERRUPTED_TEXT = "interrupted by the user"
 AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
 ANSWER_KEYS = frozenset(answer.value for answer in PermissionAnswer)
@@ -117,7 +116,7 @@ class MMApp(App[int]):
         self.frame = 0
         self.prompt_tokens = 0
         self._echoed_user_text: str | None = None
-        self._error_shown = False
+        self._said_this_turn: set[str] = set()
         self.commands = SlashCommandRunner(self)
         if still:
             self.animation_level = "none"
@@ -211,7 +210,7 @@ class MMApp(App[int]):
     def start_turn(self, text: str) -> None:
         """Send a message now: show it, start the spinner, run the turn in a worker."""
         self.turn_running = True
-        self._error_shown = False
+        self._said_this_turn.clear()
         self.turn_started_at = self.clock()
         self._echoed_user_text = text
         self.status_line.state = "Waiting for the model"
@@ -288,7 +287,7 @@ class MMApp(App[int]):
                 self.questions.pop(call_id, None)
                 await transcript.finish_tool(event)
             case Notice(level=level, text=text):
-                self._error_shown = self._error_shown or level == "error"
+                self._said_this_turn.add(text)
                 await transcript.add_notice(level, text)
             case Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens):
                 self.prompt_tokens = prompt_tokens + completion_tokens
@@ -311,17 +310,15 @@ class MMApp(App[int]):
     def _turn_started(self, text: str) -> None:
         if not self.turn_running:  # a replay, or a turn the app did not start itself
             self.turn_running = True
-            self._error_shown = False
+            self._said_this_turn.clear()
             self.turn_started_at = self.clock()
 
     async def _turn_ended(self, ended: TurnEnded) -> None:
         await self.transcript.end_message()
-        if ended.reason == "interrupted":
-            await self.transcript.add_notice("info", INTERRUPTED_TEXT)
-        elif ended.error and not self._error_shown:
+        if ended.error and ended.error not in self._said_this_turn:
             await self.transcript.add_notice("error", ended.error)
         self.turn_running = False
-        self._error_shown = False
+        self._said_this_turn.clear()
         self.questions.clear()
         self.status_line.state = ""
         self.status_line.elapsed = ""
@@ -385,14 +382,14 @@ class MMApp(App[int]):
 
 
 def _make_agent_factory(
-    config: Config, cwd: Path, resume: Path | None, continue_last: bool
+    config: Config, cwd: Path, resume: Path | str | None, continue_last: bool
 ) -> AgentFactory:
     def factory(sink: Callable[[Any], None]) -> Any:
         from mm_tui.agent.agent import Agent
 
         options: dict[str, Any] = {}
         if resume is not None:
-            options["resume"] = resume
+            options["resume"] = str(resume)
         if continue_last:
             options["continue_last"] = True
         return Agent(config, sink, cwd, **options)
@@ -404,7 +401,7 @@ def run_app(
     config: Config,
     cwd: Path,
     *,
-    resume: Path | None = None,
+    resume: Path | str | None = None,
     continue_last: bool = False,
     replay: Path | None = None,
     demo: bool = False,

@@ -102,7 +102,10 @@ class SlashCommandRunner:
             from mm_tui.app import TurnWorkerDone
 
             try:
-                agent.compact()
+                compact_history = getattr(agent, "compact", None)
+                if compact_history is None:
+                    raise NotImplementedError
+                compact_history()
             except NotImplementedError:
                 app.bridge(Notice("warning", COMPACT_UNAVAILABLE))
             except Exception as error:  # a server fault ends the compaction, not the window

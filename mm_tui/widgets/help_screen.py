@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -25,13 +27,17 @@ KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _table(title: str, rows: list[tuple[str, str]]) -> Content:
-    width = max(len(key) for key, _ in rows)
-    lines = [Content.styled(title, "bold $accent")]
-    lines += [
-        Content.assemble((key.ljust(width), "bold"), "  ", description) for key, description in rows
-    ]
-    return Content("\n").join(lines)
+def _table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """Two columns; a long description wraps inside its own column."""
+    table = Table.grid(padding=(0, 2))
+    table.title = title
+    table.title_justify = "left"
+    table.title_style = "bold"
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column(ratio=1)
+    for key, description in rows:
+        table.add_row(Text(key), Text(description))  # `[name]` is not markup
+    return table
 
 
 class HelpScreen(ModalScreen[None]):

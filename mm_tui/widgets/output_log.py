@@ -1,7 +1,8 @@
-"""Bodies of tool rows: a command's output and a coloured diff, shown literally and virtually.
+"""Bodies of tool rows: a command's output and a coloured diff, shown literally.
 
-`Log` renders only the visible lines and never parses markup, so a 10,000-line output or a
-line of 100,000 characters costs little and cannot break the layout.
+A usual output is shown wrapped, `previewLines` high and scrollable. A huge one (10,000 lines,
+a line of 100,000 characters) and live output go to a `Log`, which renders only the visible
+lines; neither parses markup, so nothing a command prints can break the layout.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ import re
 
 from rich.highlighter import Highlighter
 from rich.text import Text
-from textual.widgets import Log
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Log, Static
 
 from mm_tui.widgets.literal_text import literal
 
+# Up to this size an output is shown wrapped (readable); beyond, in a virtual Log.
+WRAPPED_OUTPUT_MAX_LINES = 2_000
+WRAPPED_OUTPUT_MAX_CHARS = 200_000
 # Diff lines with line numbers in front (`  12 + text`), as edit_file may print them.
 _NUMBERED_CHANGE = re.compile(r"^\s*\d+\s*([+-])")
 
@@ -73,3 +79,18 @@ class DiffLog(OutputLog):
         self.highlight = True
         self.highlighter = DiffHighlighter()
         self.show(diff)
+
+
+class WrappedOutput(VerticalScroll):
+    """A finished output of ordinary size, wrapped to the width, scrollable past its height."""
+
+    def __init__(self, text: str, *, height: int) -> None:
+        super().__init__(Static(Content(literal(text).rstrip("\n")), classes="output-text"))
+        self.styles.max_height = max(1, height)
+
+
+def output_view(text: str, *, height: int) -> WrappedOutput | OutputLog:
+    """The right body for a finished output: wrapped when it is small enough, else a Log."""
+    if len(text) <= WRAPPED_OUTPUT_MAX_CHARS and text.count("\n") <= WRAPPED_OUTPUT_MAX_LINES:
+        return WrappedOutput(text, height=height)
+    return OutputLog(text, height=height)

@@ -26,7 +26,7 @@ from mm_tui.agent.events import (
     ToolStatus,
 )
 from mm_tui.widgets.literal_text import first_line, literal
-from mm_tui.widgets.output_log import DiffLog, OutputLog
+from mm_tui.widgets.output_log import DiffLog, OutputLog, output_view
 from mm_tui.widgets.permission import PermissionQuestion, answer_text
 from mm_tui.widgets.status_line import spinner_glyph
 
@@ -207,20 +207,18 @@ class ToolRow(VerticalGroup, can_focus=True):
             return [PermissionQuestion(self.question, preview_lines=self.preview_lines)]
         widgets: list[Widget] = []
         if self.diff and self.status != ToolStatus.RUNNING:
-            summary = first_line(self.output)
+            summary = literal(self.output).partition("\n")[0]
             if summary:
                 widgets.append(Static(Content.styled(summary, "dim"), classes="diff-summary"))
             widgets.append(DiffLog(self.diff, height=self.preview_lines))
             return widgets
-        log = OutputLog(height=self.preview_lines)
-        if self.output:
-            log.append(self.output, follow=self.status == ToolStatus.RUNNING)
         if self.status == ToolStatus.RUNNING:
-            self._live_log = log
-        if not self.output and self.status != ToolStatus.RUNNING:
+            self._live_log = OutputLog(height=self.preview_lines)
+            self._live_log.append(self.output, follow=True)
+            return [self._live_log]
+        if not self.output:
             return [Static(Content.styled("(no output)", "dim italic"), classes="empty")]
-        widgets.append(log)
-        return widgets
+        return [output_view(self.output, height=self.preview_lines)]
 
     def to_markdown(self) -> str:
         """The row for `/export`: its line, then its output (or diff) in a fence."""

@@ -1,4 +1,4 @@
-"""The top line: model, server, working directory and how much of the context is used."""
+"""The top line: model, context used, working directory and server (the least needed last)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ def short_path(path: Path) -> str:
         return "~/" + str(path.relative_to(home)) if path != home else "~"
     except ValueError:
         return str(path)
+
+
+def short_server(base_url: str) -> str:
+    """`localhost:11434/v1`: the scheme says nothing the person needs."""
+    return base_url.split("://", 1)[-1]
 
 
 def short_count(tokens: int) -> str:
@@ -40,9 +45,9 @@ class TopLine(Static):
         parts = [
             Content.styled("mm-tui", "bold $accent"),
             Content.styled(model or "no model yet", "bold"),
-            Content(server),
-            Content(short_path(cwd)),
             Content(context_text(used, window)),
+            Content(short_path(cwd)),
+            Content(short_server(server)),
         ]
         if mode:
             parts.append(Content.styled(mode, "bold $warning"))

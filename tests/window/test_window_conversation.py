@@ -1,0 +1,337 @@
+"""Pilot tests: the window drives the real Agent against the scripted model server."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import send, wait_for
+
+from mm_tui.agent.events import WAITING_FOR_ANSWER, ToolStatus
+from mm_tui.app import MMApp
+from mm_tui.scripted_server import Reply, ToolCall
+from mm_tui.widgets.blocks import AnswerBlock, NoticeLine, SummaryLine, UserMessage
+from mm_tui.widgets.output_log import DiffLog
+from mm_tui.widgets.permission import PermissionQuestion
+from mm_tui.widgets.status_line import StatusLine
+
+pytestmark = pytest.mark.anyio
+
+SUMMARY_START = "⚙ 0 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s) · "
+
+
+def answers(app: MMApp) -> list[str]:
+    return [block.to_markdown() for block in app.query(AnswerBlock)]
+
+
+def notices(app: MMApp) -> list[str]:
+    return [notice.text for notice in app.query(NoticeLine)]
+
+
+def turn_over(app: MMApp, turns: int = 1) -> Any:
+    """A condition: `turns` summary lines are shown and no turn runs."""
+    return lambda: len(app.query(SummaryLine)) >= turns and not app.turn_running
+
+
+def tool_messages(server: Any, request: int) -> list[str]:
+    """The tool results the model was sent in its `request`-th call (1-based)."""
+    messages = server.requests[request - 1]["messages"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+async def test_a_streamed_answer_is_rendered_as_markdown(model_server: Any, live_app: Any) -> None:
+    text = "Hello **world**.\n\n```python\nprint('hi')\n```\n"
+    model_server.enqueue(Reply(text=text, chunk_size=3))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Say hello")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert answers(app) == [text.strip()]
+        assert [m.text for m in app.query(UserMessage)] == ["Say hello"]
+        summary = app.query_one(SummaryLine).summary.line()
+        assert summary.startswith(SUMMARY_START)
+        assert app.query_one(StatusLine).state == ""
+
+
+async def test_a_bash_call_allowed_with_a_runs_once(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo hi"})]), Reply(text="It said hi.")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Run echo")
+        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        assert app.query_one(StatusLine).state == WAITING_FOR_ANSWER
+        assert app.query_one(PermissionQuestion).request.detail == "echo hi"
+        await pilot.press("a")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        row = next(iter(app.transcript.rows.values()))
+        assert (row.status, row.output, row.answer) == (ToolStatus.DONE, "hi\n", "allowed once")
+        assert tool_messages(model_server, 2) == ["hi\n"]
+        assert app.query_one("#prompt").text == ""  # the key answered, it was not typed
+        assert app.agent.grants == set()
+
+
+async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
+    model_server: Any, live_app: Any
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo one"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo two"})]),
+        Reply(text="Both ran."),
+    )
+    app = live_app()
+    asked: list[str] = []
+    async with app.run_test() as pilot:
+        await send(pilot, "Run two commands")
+        await wait_for(pilot, lambda: bool(app.questions), "the first row asks")
+        asked += list(app.questions)
+        await pilot.press("s")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        first, second = app.transcript.rows.values()
+        assert first.answer == "allowed for the session"
+        assert second.answer == "allowed without asking"
+        assert asked == [first.call_id]
+        assert (first.output, second.output) == ("one\n", "two\n")
+        assert app.agent.grants == {"bash"}
+
+
+async def test_permissions_lists_the_grants_and_revokes_one(
+    model_server: Any, live_app: Any
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "true"})]), Reply(text="ok")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Run true")
+        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await pilot.press("s")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await send(pilot, "/permissions")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "GrantsScreen", "grants")
+        assert app.screen.grants == {"bash"}
+        await pilot.press("enter", "escape")
+        await wait_for(pilot, lambda: not app.agent.grants, "bash is revoked")
+        await wait_for(pilot, lambda: "revoked: bash asks again" in notices(app), "said")
+
+
+async def test_a_bash_call_rejected_with_r_is_not_run(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch made.txt"})]),
+        Reply(text="Understood."),
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Make a file")
+        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await pilot.press("r")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        row = next(iter(app.transcript.rows.values()))
+        assert (row.status, row.answer) == (ToolStatus.REJECTED, "rejected")
+        assert tool_messages(model_server, 2) == ["[command rejected by the user]"]
+        assert not (project / "made.txt").exists()
+
+
+async def test_an_edit_asks_with_its_diff_and_shows_it_when_done(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    old = 'return f"Hello, {name[0].upper()}{name[1:]}!"'
+    new = "return f\"Hello, {name.title() or 'stranger'}!\""
+    edit = {"path": "greeter.py", "edits": [{"old": old, "new": new}]}
+    model_server.enqueue(Reply(tool_calls=[ToolCall("edit_file", edit)]), Reply(text="Fixed."))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Fix greet for empty names")
+        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        question = app.query_one(PermissionQuestion)
+        assert question.request.diff and "+" in question.request.diff
+        assert question.query(DiffLog)
+        await pilot.press("a")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        row = next(iter(app.transcript.rows.values()))
+        assert row.status == ToolStatus.DONE and row.diff
+        assert new in (project / "greeter.py").read_text()
+        row.expanded = True
+        await pilot.pause()
+        assert row.query(DiffLog)
+
+
+async def test_esc_interrupts_a_stream_and_the_next_turn_works(
+    model_server: Any, live_app: Any
+) -> None:
+    model_server.enqueue(Reply(text="word " * 400, chunk_size=5, delay=0.02))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Talk for a long time")
+        await wait_for(pilot, lambda: bool(app.query(AnswerBlock)), "the answer streams")
+        await pilot.press("escape")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert "interrupted by the user" in notices(app)
+        assert len(answers(app)[0]) < len("word " * 400)
+        model_server.enqueue(Reply(text="Back."))
+        await send(pilot, "Still there?")
+        await wait_for(pilot, turn_over(app, 2), "the second turn ends")
+        assert answers(app)[-1] == "Back."
+
+
+async def test_esc_interrupts_a_running_sleep(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "sleep 20"})]), Reply(text="ok")
+    )
+    app = live_app(yolo=True)
+    async with app.run_test() as pilot:
+        await send(pilot, "Wait a bit")
+        await wait_for(
+            pilot, lambda: app.query_one(StatusLine).state == "Running bash", "the command runs"
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        row = next(iter(app.transcript.rows.values()))
+        assert row.status == ToolStatus.INTERRUPTED
+        assert len(model_server.requests) == 1  # the model is not called again
+
+
+async def test_ctrl_c_without_a_selection_interrupts(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(Reply(text="word " * 400, chunk_size=5, delay=0.02))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Talk")
+        await wait_for(pilot, lambda: bool(app.query(AnswerBlock)), "the answer streams")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert "interrupted by the user" in notices(app)
+
+
+async def test_a_message_typed_during_a_turn_is_queued(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo first"})]),
+        Reply(text="first answer"),
+        Reply(text="second answer"),
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "one")
+        await wait_for(pilot, lambda: bool(app.questions), "the first turn waits on a question")
+        await send(pilot, "two")
+        assert list(app.queue) == ["two"]
+        assert app.query_one(StatusLine).queued == 1
+        await pilot.press("a")
+        await wait_for(pilot, turn_over(app, 2), "both turns end")
+        assert [m.text for m in app.query(UserMessage)] == ["one", "two"]
+        assert answers(app) == ["first answer", "second answer"]
+        assert model_server.requests[2]["messages"][-1] == {"role": "user", "content": "two"}
+        assert app.query_one(StatusLine).queued == 0
+
+
+async def test_new_starts_afresh(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(Reply(text="Hi."))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Hello")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await send(pilot, "/new")
+        await wait_for(pilot, lambda: not app.query(UserMessage), "the transcript is cleared")
+        assert [m["role"] for m in app.agent.messages] == ["system"]
+        assert any(text.startswith("new session") for text in notices(app))
+
+
+async def test_compact_says_what_happened(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(Reply(text="Hi."), Reply(text="A summary of the talk."))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Hello")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await send(pilot, "/compact")
+        await wait_for(pilot, lambda: not app.turn_running and len(notices(app)) > 0, "compact")
+        said = notices(app)[-1]
+        if hasattr(app.agent, "compact"):
+            assert said == "history compacted"
+        else:
+            assert said == "/compact is not available yet"
+
+
+async def test_yolo_toggles_asking(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo free"})]), Reply(text="ok")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.agent is not None, "the agent is ready")
+        await send(pilot, "/yolo")
+        await wait_for(pilot, lambda: app.agent.yolo, "yolo is on")
+        await send(pilot, "Run it")
+        await wait_for(pilot, turn_over(app), "the turn ends without a question")
+        row = next(iter(app.transcript.rows.values()))
+        assert (row.status, row.output) == (ToolStatus.DONE, "free\n")
+        await send(pilot, "/yolo")
+        await wait_for(pilot, lambda: not app.agent.yolo, "yolo is off")
+
+
+async def test_export_writes_the_transcript_as_markdown(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo exported"})]),
+        Reply(text="All **good**."),
+    )
+    app = live_app(yolo=True)
+    async with app.run_test() as pilot:
+        await send(pilot, "Export me")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await send(pilot, "/export talk.md")
+        target = project / "talk.md"
+        await wait_for(pilot, target.exists, "the file is written")
+        text = target.read_text()
+        assert "> Export me" in text
+        assert "**‣ bash echo exported** — ✓ done" in text
+        assert "```text\nexported\n```" in text
+        assert "All **good**." in text
+        assert "⚙ 1 command(s)" in text
+
+
+async def test_a_server_fault_is_one_notice_not_a_crash(model_server: Any, live_app: Any) -> None:
+    error_body = {"error": {"message": "invalid api key"}}
+    model_server.enqueue(Reply(status=401, error_body=error_body), Reply(text="fine now"))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Hello")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        errors = [n for n in app.query(NoticeLine) if n.level == "error"]
+        assert len(errors) == 1
+        await send(pilot, "Again")
+        await wait_for(pilot, turn_over(app, 2), "the next turn ends")
+        assert answers(app) == ["fine now"]
+
+
+async def test_ctrl_q_quits_and_ends_the_running_command(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo $$ > pid.txt; sleep 20"})])
+    )
+    app = live_app(yolo=True)
+    async with app.run_test() as pilot:
+        await send(pilot, "Wait")
+        pid_file = project / "pid.txt"
+        await wait_for(pilot, lambda: pid_file.exists() and pid_file.read_text(), "it runs")
+        await pilot.press("ctrl+q")
+    pid = int(pid_file.read_text())
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    for _ in range(500):
+        if gone():
+            break
+        time.sleep(0.02)
+    assert gone()

@@ -1,0 +1,111 @@
+"""Snapshot tests of the window (SVGs in the top-level `snapshots/` folder).
+
+Deterministic: a fixed clock, no cursor blink, no animation, no spinner motion. Update with
+`python -m pytest tests/window --snapshot-update` and look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+import window_scenes as scenes
+from conftest import play
+from textual.pilot import Pilot
+
+from mm_tui.agent.events import PermissionAnswer
+
+
+def scene(events: list[Any], *, open_rows: tuple[str, ...] = ()) -> Any:
+    """A `run_before` that plays events, then opens the named rows."""
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await play(pilot, events)
+        for call_id in open_rows:
+            pilot.app.transcript.rows[call_id].expanded = True
+        await play(pilot, [])
+
+    return run_before
+
+
+def test_the_empty_window(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(still_app(), terminal_size=(80, 24))
+
+
+def test_a_streamed_answer_with_code(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(100, 30), run_before=scene(scenes.streamed_answer())
+    )
+
+
+def test_a_running_row_with_its_spinner_state(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(),
+        terminal_size=(100, 20),
+        run_before=scene(scenes.running_row(), open_rows=("run1",)),
+    )
+
+
+def test_finished_rows_in_every_status(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(),
+        terminal_size=(110, 36),
+        run_before=scene(scenes.finished_rows_in_every_status()),
+    )
+
+
+def test_a_permission_question(snap_compare: Any, still_app: Any) -> None:
+    future: Future[PermissionAnswer] = Future()
+    assert snap_compare(
+        still_app(), terminal_size=(100, 20), run_before=scene(scenes.permission_question(future))
+    )
+
+
+def test_an_edit_diff(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(),
+        terminal_size=(100, 24),
+        run_before=scene(scenes.edit_with_diff(), open_rows=("edit1",)),
+    )
+
+
+def test_an_lsp_row(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(),
+        terminal_size=(100, 16),
+        run_before=scene(scenes.lsp_row(), open_rows=("lsp1",)),
+    )
+
+
+def test_a_turn_summary(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(100, 16), run_before=scene(scenes.turn_summary())
+    )
+
+
+def test_a_server_error(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(100, 16), run_before=scene(scenes.server_error())
+    )
+
+
+def test_the_help_screen(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(still_app(), terminal_size=(100, 30), press=["f1"])
+
+
+def test_markup_escapes_and_huge_outputs_shown_literally(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(100, 40), run_before=scene(scenes.hostile_text())
+    )
+
+
+def test_an_80_by_24_terminal(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(80, 24), run_before=scene(scenes.a_conversation())
+    )
+
+
+def test_a_160_by_50_terminal(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(160, 50), run_before=scene(scenes.a_conversation())
+    )
