@@ -47,7 +47,13 @@ from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
-from mm_tui.agent.session import Session, SessionError, SessionStore, new_session_id
+from mm_tui.agent.session import (
+    Session,
+    SessionError,
+    SessionStore,
+    answer_unfinished_calls,
+    new_session_id,
+)
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
 from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
 from mm_tui.agent.tools.base import ToolContext, ToolKind
@@ -174,6 +180,10 @@ class Agent:
             session = None
         if session is not None:
             self.model = self.model or session.model
+            if answer_unfinished_calls(session.messages):
+                self.startup_notices.append(
+                    Notice("warning", "the last session stopped in the middle of a tool call")
+                )
             self.startup_notices.append(
                 Notice("info", f"resumed session {session.id} ({len(session.messages)} messages)")
             )
@@ -331,7 +341,8 @@ class Agent:
             warning = truncation_warning(
                 estimate_tokens(request), assembler.usage[0], self.context_window
             )
-            if warning:
+            if warning and not turn.warned_truncation:
+                turn.warned_truncation = True
                 self.sink(Notice("warning", warning))
         else:
             self.context_tokens = estimate_tokens(request) + len(assembler.text) // 4
@@ -626,6 +637,7 @@ class _TurnTally:
         self.kinds: Counter[ToolKind] = Counter()
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.warned_truncation = False  # the budget warning is said once a turn
 
     def count(self, kind: ToolKind) -> None:
         self.kinds[kind] += 1

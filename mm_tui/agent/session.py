@@ -118,6 +118,36 @@ class SessionStore:
         return None
 
 
+UNFINISHED_RESULT = "[interrupted: mm-tui stopped before this call had a result]"
+
+
+def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
+    """Give a result to every tool call left without one (mm-tui was killed mid-tool), so the
+    history is valid for the next request. Returns how many results were added."""
+    added = 0
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message.get("role") != "assistant" or not message.get("tool_calls"):
+            continue
+        answered = set()
+        while index < len(messages) and messages[index].get("role") == "tool":
+            answered.add(messages[index].get("tool_call_id"))
+            index += 1
+        for call in message["tool_calls"]:
+            if call.get("id") not in answered:
+                result = {
+                    "role": "tool",
+                    "tool_call_id": call.get("id"),
+                    "content": UNFINISHED_RESULT,
+                }
+                messages.insert(index, result)
+                index += 1
+                added += 1
+    return added
+
+
 def load_session_file(path: Path) -> Session:
     """Load and check a session file; never modifies it."""
     try:

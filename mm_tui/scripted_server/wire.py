@@ -130,7 +130,10 @@ def _pieces(text: str, size: int) -> list[str]:
 
 def default_usage(reply: Reply, request: dict[str, Any]) -> dict[str, int]:
     """About 4 characters a token, the way the agent estimates when a server says nothing."""
-    prompt = len(json.dumps(request.get("messages", []), ensure_ascii=False)) // 4
+    # A real server's prompt holds the tool schemas too, rendered by the chat template.
+    sent = json.dumps(request.get("messages", []), ensure_ascii=False)
+    sent += json.dumps(request.get("tools", []), ensure_ascii=False)
+    prompt = len(sent) // 4
     produced = len(reply.text) + len(reply.reasoning)
     produced += sum(len(call.arguments_text()) + len(call.name) for call in reply.tool_calls)
     completion = produced // 4
