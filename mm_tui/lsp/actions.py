@@ -174,6 +174,9 @@ async def symbols(context: ActionContext) -> Answer:
 async def diagnostics(context: ActionContext) -> Answer:
     """Pulled when the server offers it, else the pushed ones, waiting up to 3 s (SPEC §4)."""
     connection, document = context.connection, context.document
+    # A fresh server may register pull diagnostics and apply its settings only once it has
+    # scanned the project: asking before would wait for pushes that never come.
+    await connection.wait_until_indexed()
     suffix = ""
     if connection.offers("diagnosticProvider") or "textDocument/diagnostic" in (
         connection.registrations
@@ -222,6 +225,7 @@ async def rename(
 ) -> Answer:
     """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
     connection = context.connection
+    await connection.wait_until_indexed()  # every file that uses the name must be known
 
     async def ask(occurrence: Occurrence) -> Answer | None:
         params = {**context.text_position(occurrence), "newName": new_name}

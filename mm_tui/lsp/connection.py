@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import logging
 import os
+import re
 import signal
 import threading
 from collections import deque
@@ -26,6 +27,7 @@ from pygls.io_ import run_async
 
 from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.documents import OpenDocuments, path_of_uri
+from mm_tui.lsp.process_group import group_alive, signal_group, wait_group_gone
 from mm_tui.lsp.raw_protocol import RawJsonProtocol
 from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.text import POSITION_ENCODINGS, UTF16, UTF32
@@ -36,6 +38,12 @@ logging.getLogger("pygls").addHandler(logging.NullHandler())
 
 #: Servers that count columns in code points whatever they announce (SPEC §6).
 _CODE_POINT_SERVERS = frozenset({"pylsp", "pyls", "jedi-language-server"})
+#: Servers that list the project's files after `initialized` without a progress report, and
+#: the log line that says they are done: before it, references see only the open files.
+_PROJECT_SCAN_DONE = {
+    name: re.compile(r"^(Found \d+ source files?|No source files found)")
+    for name in ("basedpyright", "pyright")
+}
 _STDERR_LINES_KEPT = 40
 
 
@@ -85,6 +93,9 @@ class ServerConnection:
         self._exited = asyncio.Event()
         self._changed = asyncio.Event()  # set and replaced on each publication or progress
         self._progress: set[str | int] = set()
+        self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
+        self._initialized = False
+        self._stderr_task: asyncio.Task[None] | None = None
         ServerRequestHandlers(self).register(self._client)
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -157,6 +168,7 @@ class ServerConnection:
         self.capabilities = capabilities if isinstance(capabilities, dict) else {}
         server_info = result.get("serverInfo")
         server_name = server_info.get("name", "") if isinstance(server_info, dict) else ""
+        self._scan_done = _PROJECT_SCAN_DONE.get(server_name.lower())
         negotiated = self.capabilities.get("positionEncoding")
         if negotiated in POSITION_ENCODINGS:
             self.encoding = negotiated
@@ -171,7 +183,8 @@ class ServerConnection:
         if process is None:
             return
         step = self.timeouts.stop_step
-        if process.returncode is None and not self._exited.is_set():
+        if self._initialized and process.returncode is None and not self._exited.is_set():
+            # The polite way, for a server that got as far as answering `initialize`.
             with contextlib.suppress(ServerFailure):
                 await self.request("shutdown", None, step)
             with contextlib.suppress(Exception):
@@ -179,12 +192,12 @@ class ServerConnection:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), step)
         for signal_number in (signal.SIGTERM, signal.SIGKILL):
-            if not _group_alive(process.pid):
+            if not group_alive(process.pid):
                 break
-            _signal_group(process.pid, signal_number)
+            signal_group(process.pid, signal_number)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), step / 2)
-            await _wait_group_gone(process.pid, step / 2)
+            await wait_group_gone(process.pid, step / 2)
         self._stop_reading.set()
         if process.stdin is not None:
             process.stdin.close()
@@ -205,6 +218,12 @@ class ServerConnection:
             for line in lines:
                 self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
             pending = pending[-4096:]
+
+    async def _drain_stderr(self) -> None:
+        """Let the last lines of a dead server's stderr arrive before they are quoted."""
+        if self._stderr_task is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
 
     def exit_reason(self) -> str:
         """Why the server is gone, in words, with the last lines it wrote."""
@@ -247,6 +266,7 @@ class ServerConnection:
             return answer.result()
         self._abandon(message_id, answer)
         if exited in done:
+            await self._drain_stderr()
             raise ServerFailure(self.exit_reason())
         raise ServerFailure(f"no answer within {limit:g}s")
 
@@ -293,6 +313,13 @@ class ServerConnection:
             self._progress.discard(token)
         self._signal_change()
 
+    def record_log(self, message: str) -> None:
+        """A `window/logMessage` line: kept for failure reports, watched for a scan's end."""
+        self.stderr_tail.append(message.rstrip())
+        if self._scan_done is not None and self._scan_done.match(message):
+            self._scan_done = None
+            self._signal_change()
+
     async def _wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
         loop = asyncio.get_running_loop()
@@ -322,34 +349,16 @@ class ServerConnection:
         return self.publication_for(key, version)
 
     async def wait_until_indexed(self) -> None:
-        """Wait (bounded) until every progress the server began has ended (SPEC §6)."""
-        await self._wait_until(lambda: not self._progress, self.timeouts.indexing)
+        """Wait (bounded) until the server knows the project's files and every progress it
+        began has ended: cross-file queries asked earlier miss files (SPEC §6)."""
+        await self._wait_until(
+            lambda: not self._progress and self._scan_done is None, self.timeouts.indexing
+        )
 
     def offers(self, provider: str) -> bool:
         """Whether the server announced (or registered) a capability, e.g. `renameProvider`."""
         value = self.capabilities.get(provider)
         return bool(value) or value == {}
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
-def _signal_group(group: int, signal_number: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signal_number)
-
-
-async def _wait_group_gone(group: int, timeout: float) -> None:
-    """Children (basedpyright's node under its Python launcher) may outlive the leader."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while _group_alive(group) and loop.time() < deadline:
-        await asyncio.sleep(0.02)
 
 
 _CLIENT_CAPABILITIES = types.ClientCapabilities(

@@ -112,7 +112,7 @@ class ServerRequestHandlers:
 
     def log_message(self, params: Any) -> None:
         if isinstance(params, dict) and isinstance(params.get("message"), str):
-            self._connection.stderr_tail.append(params["message"].rstrip())
+            self._connection.record_log(params["message"])
 
 
 def _plain_function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -112,7 +112,7 @@ class LspWorkspace:
         self._closed = True
         atexit.unregister(self.close)
         if self._loop.running:
-            limit = 4 * self.timeouts.stop_step + 1
+            limit = 7 * self.timeouts.stop_step + 1  # see ServerConnection.stop and _stop_all
             with contextlib.suppress(TimeoutError, Interrupted, OSError):
                 self._loop.run(self._stop_all(), limit=limit)
             self._loop.stop()
@@ -136,9 +136,13 @@ class LspWorkspace:
                 return Answer(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
 
     async def _stop_all(self) -> None:
+        """Stop every server, then let any call still cleaning up (a cancelled start) end."""
         connections = list(self._connections.values())
         self._connections.clear()
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others, timeout=2 * self.timeouts.stop_step)
 
     def _resolve(self, raw: str) -> Path:
         text = raw.strip().strip(_QUOTES).strip()

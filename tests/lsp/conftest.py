@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,11 @@ from mm_tui.lsp.workspace import LspWorkspace
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERVERS = {"pylsp": PYLSP, "basedpyright": BASEDPYRIGHT}
+
+# The servers are console scripts beside this interpreter: found even without an activated venv.
+_SCRIPTS = str(Path(sys.executable).parent)
+if _SCRIPTS not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join([_SCRIPTS, os.environ.get("PATH", "")])
 
 
 def copy_project(destination: Path, name: str = "pyproj") -> Path:

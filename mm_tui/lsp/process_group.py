@@ -1,0 +1,51 @@
+"""Ending a server's whole process group, children included (SPEC §4: none left running).
+
+Each server starts in its own session, so its process group holds everything it spawned:
+basedpyright's node under its Python launcher, a linter a server forks. A group whose only
+members are zombies (dead, waiting for a parent to reap them) counts as gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+
+_PROC = Path("/proc")
+
+
+def group_alive(group: int) -> bool:
+    """Whether any live (non-zombie) process is left in the process group."""
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not _PROC.is_dir():
+        return True  # no /proc to tell zombies apart: assume alive
+    return any(entry.isdigit() and _live_member(entry, group) for entry in os.listdir(_PROC))
+
+
+def _live_member(pid: str, group: int) -> bool:
+    try:
+        stat = (_PROC / pid / "stat").read_text()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(")") + 2 :].split()  # after "pid (command) "
+    return len(fields) > 2 and fields[2] == str(group) and fields[0] != "Z"
+
+
+def signal_group(group: int, signal_number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal_number)
+
+
+async def wait_group_gone(group: int, timeout: float) -> bool:
+    """Wait (bounded) until the group has no live member; True when it has none."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while group_alive(group):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True

@@ -1,0 +1,150 @@
+"""Starting, restarting and stopping servers: none ever left running (SPEC §4, §6)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp.connection import Timeouts
+from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+from tests.lsp.conftest import FIXTURES, copy_project, process_group_members
+
+GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"
+
+
+def eventually(condition: Callable[[], bool], within: float = 10.0) -> bool:
+    """Poll `condition` until it holds or `within` seconds pass (a bound, not a measure)."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def silent_spec(pid_file: Path) -> LspServerSpec:
+    command = (sys.executable, str(FIXTURES / "silent_server.py"), str(pid_file))
+    return LspServerSpec(name="silent", command=command, extensions=(".py",))
+
+
+def test_a_server_killed_mid_session_is_restarted_on_the_next_call(
+    own_workspace: LspWorkspace, server_spec: LspServerSpec
+) -> None:
+    assert own_workspace.execute(LspQuery("definition", "app.py", "greet")).text == GREET_DEFINITION
+    first = own_workspace.server_pids()[server_spec.name]
+    os.killpg(first, signal.SIGKILL)
+    assert eventually(lambda: server_spec.name not in own_workspace.server_pids())
+    answer = own_workspace.execute(LspQuery("definition", "app.py", "greet"))
+    assert answer.text == GREET_DEFINITION
+    assert own_workspace.server_pids()[server_spec.name] != first
+
+
+def test_closing_leaves_no_server_process_alive(tmp_path: Path, server_spec: LspServerSpec) -> None:
+    workspace = LspWorkspace([server_spec], copy_project(tmp_path))
+    workspace.execute(LspQuery("hover", "app.py", "greet"))
+    group = workspace.server_pids()[server_spec.name]
+    assert process_group_members(group)
+    workspace.close()
+    assert process_group_members(group) == []
+    assert workspace.execute(LspQuery("hover", "app.py", "greet")).text == (
+        "[lsp: the language servers were stopped]"
+    )
+
+
+def test_references_find_uses_in_files_the_server_never_opened(
+    own_workspace: LspWorkspace,
+) -> None:
+    # The first call of a fresh server: app.py was never sent; the server must index it.
+    answer = own_workspace.execute(LspQuery("references", "greetings.py", "greet")).text
+    assert answer.splitlines()[:3] == [
+        "4 reference(s):",
+        "app.py:1:31  from greetings import Person, greet",
+        'app.py:3:24  banner = "🎉✨ party " + greet("world")',
+    ]
+
+
+def test_a_server_missing_from_the_path_fails_the_call_in_words(tmp_path: Path) -> None:
+    ghost = LspServerSpec(name="ghost", command=("mm-tui-no-such-server",), extensions=(".py",))
+    workspace = LspWorkspace([ghost], copy_project(tmp_path))
+    try:
+        answer = workspace.execute(LspQuery("symbols", "app.py"))
+    finally:
+        workspace.close()
+    assert answer.text == (
+        "[lsp: ghost: could not start: cannot run mm-tui-no-such-server: No such file or directory]"
+    )
+
+
+def test_a_server_that_dies_at_start_is_reported_with_its_stderr(tmp_path: Path) -> None:
+    code = "import sys; sys.stderr.write('cannot load the project\\n'); sys.exit(3)"
+    crashing = LspServerSpec(
+        name="crashy", command=(sys.executable, "-c", code), extensions=(".py",)
+    )
+    workspace = LspWorkspace([crashing], copy_project(tmp_path))
+    try:
+        answer = workspace.execute(LspQuery("symbols", "app.py"))
+    finally:
+        workspace.close()
+    assert answer.text == (
+        "[lsp: crashy: could not start: the server exited with status 3 "
+        "(stderr: cannot load the project)]"
+    )
+
+
+def test_a_server_that_never_answers_hits_the_time_limit_and_is_ended(tmp_path: Path) -> None:
+    pid_file = tmp_path / "silent.pid"
+    project = copy_project(tmp_path)
+    workspace = LspWorkspace([silent_spec(pid_file)], project, Timeouts(start=0.5))
+    try:
+        answer = workspace.execute(LspQuery("symbols", "app.py"))
+    finally:
+        workspace.close()
+    assert answer.text == "[lsp: silent: could not start: no answer within 0.5s]"
+    group = int(pid_file.read_text())
+    assert eventually(lambda: process_group_members(group) == [])
+
+
+def test_a_cancelled_call_returns_at_once_and_ends_the_server_it_was_starting(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "silent.pid"
+    workspace = LspWorkspace([silent_spec(pid_file)], copy_project(tmp_path))
+    cancel = threading.Event()
+    threading.Thread(
+        target=lambda: eventually(pid_file.exists) and cancel.set(), daemon=True
+    ).start()
+    try:
+        answer = workspace.execute(LspQuery("symbols", "app.py"), cancel)
+    finally:
+        workspace.close()
+    assert answer.text == "[interrupted by the user]"
+    group = int(pid_file.read_text())
+    assert eventually(lambda: process_group_members(group) == [])
+
+
+def test_settings_reach_the_server_through_workspace_configuration(tmp_path: Path) -> None:
+    # basedpyright asks for its settings with workspace/configuration: its "all" mode flags the
+    # missing parameter annotation that its "standard" mode lets pass.
+    project = copy_project(tmp_path)
+    (project / "untyped.py").write_text("def double(x):\n    return x * 2\n")
+    answers = {}
+    for mode in ("standard", "all"):
+        spec = LspServerSpec(
+            name="basedpyright",
+            command=("basedpyright-langserver", "--stdio"),
+            extensions=(".py",),
+            settings={"basedpyright": {"analysis": {"typeCheckingMode": mode}}},
+        )
+        workspace = LspWorkspace([spec], project)
+        try:
+            answers[mode] = workspace.execute(LspQuery("diagnostics", "untyped.py")).text
+        finally:
+            workspace.close()
+    assert answers["standard"] == "no diagnostics: untyped.py is clean"
+    assert 'annotation is missing for parameter "x"' in answers["all"]

@@ -1,0 +1,107 @@
+"""Applying a WorkspaceEdit to real files: both forms, the order, the root, the encodings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mm_tui.lsp.text import UTF8, UTF16, UTF32
+from mm_tui.lsp.workspace_edit import (
+    EditRefused,
+    apply_text_edits,
+    plan_changes,
+    write_changes,
+)
+
+
+def edit(line: int, start: int, end: int, new: str) -> dict[str, object]:
+    return {
+        "range": {
+            "start": {"line": line, "character": start},
+            "end": {"line": line, "character": end},
+        },
+        "newText": new,
+    }
+
+
+TEXT = 'x = "🎉" + greet("a") + greet("b")\n'
+
+
+@pytest.mark.parametrize(
+    ("encoding", "first", "second"),
+    [(UTF16, (11, 16), (24, 29)), (UTF32, (10, 15), (23, 28)), (UTF8, (13, 18), (26, 31))],
+)
+def test_edits_after_an_emoji_land_on_the_identifier_in_every_encoding(
+    encoding: str, first: tuple[int, int], second: tuple[int, int]
+) -> None:
+    edits = [edit(0, *first, "hi"), edit(0, *second, "hi")]
+    assert apply_text_edits(TEXT, edits, encoding) == 'x = "🎉" + hi("a") + hi("b")\n'
+
+
+def test_edits_are_applied_from_the_end_whatever_order_they_come_in() -> None:
+    text = "aaa bbb ccc\n"
+    edits = [edit(0, 0, 3, "A"), edit(0, 8, 11, "CCCCC"), edit(0, 4, 7, "")]
+    assert apply_text_edits(text, edits, UTF16) == "A  CCCCC\n"
+
+
+def test_overlapping_edits_are_refused() -> None:
+    with pytest.raises(EditRefused, match="overlapping"):
+        apply_text_edits("abcdef\n", [edit(0, 0, 4, "x"), edit(0, 2, 5, "y")], UTF16)
+
+
+def test_a_range_past_the_end_of_the_file_ends_at_the_end() -> None:
+    # pylsp replaces a whole file with an end one line past its last line.
+    whole = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 2, "character": 0}}}
+    assert apply_text_edits("a\nb\n", [{**whole, "newText": "c\n"}], UTF32) == "c\n"
+
+
+def test_document_changes_win_over_changes_and_are_never_both_applied(tmp_path: Path) -> None:
+    target = tmp_path / "m.py"
+    target.write_text("old = 1\n")
+    uri = target.as_uri()
+    answer = {
+        "changes": {uri: [edit(0, 0, 3, "from_changes")]},
+        "documentChanges": [
+            {"textDocument": {"uri": uri, "version": None}, "edits": [edit(0, 0, 3, "new")]}
+        ],
+    }
+    changes = plan_changes(answer, tmp_path, UTF16)
+    assert [(c.new_text, c.edit_count) for c in changes] == [("new = 1\n", 1)]
+
+
+def test_an_edit_outside_the_project_root_refuses_the_whole_rename(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "elsewhere.py"
+    project.mkdir()
+    inside = project / "a.py"
+    inside.write_text("name = 1\n")
+    outside.write_text("name = 2\n")
+    answer = {
+        "changes": {
+            inside.as_uri(): [edit(0, 0, 4, "renamed")],
+            outside.as_uri(): [edit(0, 0, 4, "renamed")],
+        }
+    }
+    with pytest.raises(EditRefused, match="outside the project root"):
+        plan_changes(answer, project, UTF16)
+    assert inside.read_text() == "name = 1\n"
+    assert outside.read_text() == "name = 2\n"
+
+
+def test_file_creations_and_renames_are_refused(tmp_path: Path) -> None:
+    answer = {"documentChanges": [{"kind": "rename", "oldUri": "file:///a", "newUri": "file:///b"}]}
+    with pytest.raises(EditRefused, match="rename a file"):
+        plan_changes(answer, tmp_path, UTF16)
+
+
+def test_writing_keeps_the_mode_and_undecodable_bytes(tmp_path: Path) -> None:
+    target = tmp_path / "tool.py"
+    target.write_bytes(b"name = 1  # caf\xe9\n")
+    target.chmod(0o751)
+    changes = plan_changes(
+        {"changes": {target.as_uri(): [edit(0, 0, 4, "label")]}}, tmp_path, UTF16
+    )
+    write_changes(changes)
+    assert target.read_bytes() == b"label = 1  # caf\xe9\n"
+    assert target.stat().st_mode & 0o777 == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["tool.py"]
