@@ -10,7 +10,6 @@ against a power cut, and an fsync per edit would cost more than the edit.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -26,7 +25,7 @@ def write_atomically(path: Path, data: bytes) -> None:
         kept_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         kept_mode = None
-    temporary = target.parent / f".{target.name}.{secrets.token_hex(4)}.mm-tmp"
+    temporary = target.parent / f".{target.name}.{os.urandom(4).hex()}.mm-tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:

@@ -7,7 +7,11 @@ goes through `displayable`, since a lone surrogate cannot be sent as JSON.
 
 from __future__ import annotations
 
+import re
+
 _BINARY_SNIFF_BYTES = 8192
+# Surrogates other than U+DC80..U+DCFF, the range `surrogateescape` uses for raw bytes.
+_FOREIGN_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def decode_file_text(data: bytes) -> str:
@@ -16,8 +20,12 @@ def decode_file_text(data: bytes) -> str:
 
 
 def encode_file_text(text: str) -> bytes:
-    """The inverse of `decode_file_text`."""
-    return text.encode("utf-8", errors="surrogateescape")
+    """The inverse of `decode_file_text`. A lone surrogate from a model's JSON (`"\\ud800"`),
+    which no UTF-8 file can hold, is written as U+FFFD instead of failing the write."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return _FOREIGN_SURROGATE.sub("\ufffd", text).encode("utf-8", errors="surrogateescape")
 
 
 def displayable(text: str) -> str:
@@ -25,7 +33,8 @@ def displayable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+        raw = encode_file_text(text)
+        return raw.decode("utf-8", errors="replace")
     return text
 
 

@@ -267,3 +267,10 @@ def test_the_head_tail_buffer_keeps_everything_below_its_limit() -> None:
     assert buffer.text() == "abcdefghij"
     buffer.append("k")
     assert buffer.text() == "abcde\n[output truncated: 1 characters not shown]\nghijk"
+
+
+def test_a_shell_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) -> None:
+    marker = tmp_path / "finished"
+    result = run(f"exec >&- 2>&-; sleep 0.3; touch {marker}", tmp_path)
+    assert result.output == NO_OUTPUT
+    assert marker.exists(), "the call returned before the shell had finished"

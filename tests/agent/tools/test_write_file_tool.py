@@ -171,3 +171,12 @@ def test_a_large_new_file_is_reported_within_max_output(tmp_path: Path) -> None:
 
 def test_the_title_names_the_file() -> None:
     assert WriteFileTool().title({"path": "src/a.py", "content": "x"}) == "write_file src/a.py"
+
+
+def test_a_lone_surrogate_from_the_model_is_written_as_a_replacement_character(
+    tmp_path: Path,
+) -> None:
+    result = write(tmp_path, path="odd.txt", content="a\ud800b\n")
+    assert result.status is ToolStatus.DONE
+    assert (tmp_path / "odd.txt").read_bytes() == "a\ufffdb\n".encode()
+    assert "a\ufffdb" in result.output
