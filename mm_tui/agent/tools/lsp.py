@@ -164,6 +164,10 @@ class LspTool(Tool):
         status = ToolStatus.FAILED if answer.text.startswith("[lsp:") else ToolStatus.DONE
         return ToolResult(truncate_output(answer.text, ctx.max_output), status, answer.diff)
 
+    def running_servers(self) -> dict[str, int]:
+        """The process id of each server started and still running, by name."""
+        return self._workspace.server_pids() if self._workspace is not None else {}
+
     def close(self) -> None:
         """Stop every server this tool started (shutdown, exit, then the process)."""
         if self._workspace is not None:
