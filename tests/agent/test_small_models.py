@@ -37,10 +37,17 @@ def test_calls_written_in_text_are_found_in_every_common_form(text: str, badge: 
     assert badge in found.calls[0].badge
 
 
-def test_a_tagged_call_cut_off_is_kept_so_the_model_hears_its_json_was_broken() -> None:
-    found = extract_text_calls('<tool_call>{"name": "echo", "arguments": {"text": "hi"}', declared)
-    [call] = found.calls
-    assert call.name == "echo" and call.arguments == '{"name": "echo", "arguments": {"text": "hi"}'
+def test_a_tagged_call_cut_inside_a_string_is_kept_so_the_model_hears_its_json_was_broken() -> None:
+    cut = '<tool_call>{"name": "echo", "arguments": {"text": "rm -rf /tmp/bu'
+    [call] = extract_text_calls(cut, declared).calls
+    assert call.name == "echo" and call.arguments == cut.removeprefix("<tool_call>")
+
+
+def test_a_call_missing_only_its_last_brace_is_completed() -> None:
+    [call] = extract_text_calls(
+        '<tool_call>{"name": "echo", "arguments": {"text": "hi"}', declared
+    ).calls
+    assert call.arguments == {"text": "hi"}
 
 
 def test_bare_json_naming_no_declared_tool_is_just_text() -> None:
