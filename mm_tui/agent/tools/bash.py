@@ -167,6 +167,8 @@ class BashTool(Tool):
             return ToolResult(str(problem), ToolStatus.FAILED)
         if not command.strip():
             return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
+        if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
+            return ToolResult(INTERRUPTED_LINE, ToolStatus.INTERRUPTED)
         try:
             process = subprocess.Popen(
                 ["bash", "-c", command],
@@ -185,6 +187,7 @@ class BashTool(Tool):
         try:
             outcome = self._follow(process, reader, ctx)
         finally:
+            reader.close()
             process.stdout.close()
             if process.poll() is None:  # only after an unexpected error in the loop
                 _end_process_group(process)
@@ -244,12 +247,17 @@ class _PipeReader:
         chunk = os.read(self.descriptor, READ_CHUNK_BYTES)
         if not chunk:
             self._take(self.decoder.decode(b"", final=True))
-            self.closed = True
-            self.selector.close()
-            self._emit(force=True)
+            self.close()
             return
         self.bytes_read += len(chunk)
         self._take(self.decoder.decode(chunk))
+
+    def close(self) -> None:
+        """Stop reading: hand the window what is pending and release the selector."""
+        self._emit(force=True)
+        if not self.closed:
+            self.closed = True
+            self.selector.close()
 
     def drain(self, seconds: float) -> None:
         """After the group was ended: keep what it printed last, for at most `seconds`."""

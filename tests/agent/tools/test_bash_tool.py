@@ -274,3 +274,18 @@ def test_a_shell_that_closes_its_output_early_is_still_waited_for(tmp_path: Path
     result = run(f"exec >&- 2>&-; sleep 0.3; touch {marker}", tmp_path)
     assert result.output == NO_OUTPUT
     assert marker.exists(), "the call returned before the shell had finished"
+
+
+def test_an_interrupt_that_came_before_the_call_runs_nothing(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    ctx.cancel.set()
+    result = BashTool().run({"command": f"touch {tmp_path / 'ran'}"}, ctx)
+    assert (result.output, result.status) == ("[interrupted by the user]", ToolStatus.INTERRUPTED)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_no_file_descriptor_is_leaked_whatever_the_ending(tmp_path: Path) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    for command in ("echo ok", "exit 1", "sleep 1 & echo held", "sleep 5"):
+        run(command, tmp_path, timeout=0.3)
+    assert len(os.listdir("/proc/self/fd")) == before
