@@ -7,6 +7,7 @@ question's Future is resolved here when the person presses a, s or r.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -51,6 +52,7 @@ from mm_tui.widgets.transcript import Transcript
 AgentFactory = Callable[[Callable[[Any], None]], Any]
 AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
+REPLAY_STOPPED = "replay stopped"
 ANSWER_KEYS = frozenset(answer.value for answer in PermissionAnswer)
 
 
@@ -118,6 +120,7 @@ class MMApp(App[int]):
         self._echoed_user_text: str | None = None
         self._said_this_turn: set[str] = set()
         self.commands = SlashCommandRunner(self)
+        self._replay_stop = threading.Event()
         if still:
             self.animation_level = "none"
 
@@ -159,6 +162,7 @@ class MMApp(App[int]):
         model = self.replay_meta.get("model") or self.config.model or ""
         server = self.replay_meta.get("base_url") or self.config.base_url
         used, window = self.prompt_tokens, self.config.context_window or 0
+        cwd = Path(self.replay_meta.get("cwd") or self.cwd)
         mode = "replay" if self.replay_events is not None else ""
         if agent is not None:
             model = getattr(agent, "model", None) or model
@@ -168,7 +172,7 @@ class MMApp(App[int]):
             if getattr(agent, "yolo", False):
                 mode = "yolo"
         self.query_one(TopLine).show(
-            model=model, server=server, cwd=self.cwd, used=used, window=window, mode=mode
+            model=model, server=server, cwd=cwd, used=used, window=window, mode=mode
         )
 
     def _tick(self) -> None:
@@ -203,8 +207,11 @@ class MMApp(App[int]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="turn")
     def _play_replay(self, events: list[tuple[float, Any]]) -> None:
         for delay, event in events:
-            if delay > 0:
-                time.sleep(delay)
+            if self._replay_stop.wait(delay) if delay > 0 else self._replay_stop.is_set():
+                self.bridge(Notice("info", REPLAY_STOPPED))
+                self.bridge(SpinnerChanged(""))
+                self.bridge(TurnEnded("interrupted"))
+                return
             self.bridge(event)
 
     def start_turn(self, text: str) -> None:
@@ -216,6 +223,7 @@ class MMApp(App[int]):
         self.status_line.state = "Waiting for the model"
         self.status_line.elapsed = format_duration(0)
         self.call_later(self.transcript.add_user_message, text)
+        self.refresh_bindings()
         self._run_turn(text)
 
     def _start_next_queued(self) -> None:
@@ -312,6 +320,7 @@ class MMApp(App[int]):
             self.turn_running = True
             self._said_this_turn.clear()
             self.turn_started_at = self.clock()
+            self.refresh_bindings()
 
     async def _turn_ended(self, ended: TurnEnded) -> None:
         await self.transcript.end_message()
@@ -360,7 +369,7 @@ class MMApp(App[int]):
         if self.agent is not None and self.turn_running:
             self.agent.cancel()
         elif self.replay_events is not None:
-            self.workers.cancel_group(self, "turn")
+            self._replay_stop.set()
 
     def action_help_quit(self) -> None:
         """Ctrl+C with no selection: interrupt the turn, else say how to quit."""

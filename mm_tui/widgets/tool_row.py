@@ -128,7 +128,7 @@ class ToolRow(VerticalGroup, can_focus=True):
             seconds = self.duration or 0.0
         status = Content.styled(f"{glyph} {self.status.value}", style)
         status += Content.styled(f" {format_duration(seconds)}", "dim")
-        if self.answer:
+        if self.answer and self.answer != self.status.value:  # not `rejected · rejected`
             status += Content.styled(f" · {self.answer}", "dim italic")
         return status
 
