@@ -42,7 +42,13 @@ from mm_tui.agent.events import (
     Usage,
     running_state,
 )
-from mm_tui.agent.loop_detector import LOOP_NOTE, LOOP_STOP, LoopDetector, LoopVerdict, RunawayWatch
+from mm_tui.agent.loop_detector import (
+    LOOP_NOTE,
+    LOOP_STOP,
+    LoopDetector,
+    LoopVerdict,
+    runaway_error,
+)
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.prompts import system_prompt
@@ -313,7 +319,6 @@ class Agent:
     def _stream_once(self, turn: _TurnTally) -> StreamAssembler | TurnEnded:
         self._set_spinner(WAITING_FOR_MODEL)
         assembler = StreamAssembler()
-        watch = RunawayWatch()
         runaway: str | None = None
         request = self._request()
         try:
@@ -328,7 +333,7 @@ class Agent:
                 if delta.tool_call is not None:
                     self._set_spinner(COMPOSING_TOOL_CALL)
                     call = delta.tool_call
-                    runaway = watch.check(call.id, call.arguments)
+                    runaway = runaway_error(call)
                     if runaway:
                         break
         except Interrupted:
@@ -475,7 +480,7 @@ class Agent:
             emit_output=lambda text: self.sink(ToolOutputDelta(call_id, text)),
         )
         try:
-            if self.gate.asks and tool.needs_permission(args):
+            if self.gate.asks and tool.needs_permission(args, ctx):
                 self._set_spinner(WAITING_FOR_ANSWER)
                 answer = self.gate.decide(
                     call_id, tool.name, tool.preview(args, ctx), self.sink, self._cancel

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +36,8 @@ def root_url(base_url: str) -> str:
 
 
 def _fetch_json(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+    import urllib.request  # only on the first turn: keeps start-up light
+
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method="POST" if data else "GET")
     request.add_header("Content-Type", "application/json")
@@ -53,11 +53,11 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
         n_ctx = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
             return ContextWindow(n_ctx, "llama-server /props")
-    except (urllib.error.URLError, OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError):
         pass
     try:
         show = _fetch_json(f"{root}/api/show", {"model": model}, timeout)
-    except (urllib.error.URLError, OSError, ValueError):
+    except (OSError, ValueError):
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
     if not isinstance(show, dict):
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")

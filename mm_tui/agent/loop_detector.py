@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mm_tui.agent.stream import AssembledCall
 
 LOOP_NOTE = (
     "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. "
@@ -80,24 +83,13 @@ def repeated_pattern(text: str) -> str | None:
     return None
 
 
-class RunawayWatch:
-    """Watches one model call's streamed tool-call arguments; says when one ran away."""
-
-    def __init__(self) -> None:
-        self._bytes: dict[str, int] = {}
-        self._seen: dict[str, int] = {}
-
-    def check(self, call_id: str, arguments: str) -> str | None:
-        """Call after each fragment with the call's whole arguments so far."""
-        seen = self._seen.get(call_id, 0)
-        added = arguments[seen:]
-        self._seen[call_id] = len(arguments)
-        size = self._bytes.get(call_id, 0) + len(added.encode("utf-8", "replace"))
-        self._bytes[call_id] = size
-        if size > RUNAWAY_MAX_BYTES:
-            return RUNAWAY_SIZE.format(count=len(arguments), sample=json.dumps(arguments[-40:]))
-        if added:
-            pattern = repeated_pattern(arguments)
-            if pattern is not None:
-                return RUNAWAY.format(count=len(arguments), sample=json.dumps(pattern))
-        return None
+def runaway_error(call: AssembledCall) -> str | None:
+    """The runaway error for a call whose arguments are streaming, or None while they look
+    sane. Call it after each fragment (SPEC §5)."""
+    if call.size_bytes > RUNAWAY_MAX_BYTES:
+        return RUNAWAY_SIZE.format(count=call.length, sample=json.dumps(call.tail[-40:]))
+    if call.last_fragment and call.length >= RUNAWAY_WINDOW:
+        pattern = repeated_pattern(call.tail)
+        if pattern is not None:
+            return RUNAWAY.format(count=call.length, sample=json.dumps(pattern))
+    return None

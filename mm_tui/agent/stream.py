@@ -28,16 +28,54 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-@dataclass
 class AssembledCall:
-    """One tool call as assembled from its fragments; `arguments` is the raw JSON text."""
+    """One tool call as assembled from its fragments; `arguments` is the raw JSON text.
 
-    id: str
-    name: str = ""
-    arguments: str = ""
-    index: int = 0
-    badge: str = ""  # how the call was obtained when not natively (issue 6's ladder)
-    raw: str = ""  # the text it was read from, shown one key away on the row
+    Fragments are kept as a list (joined on demand) with a short tail, so that a 256 KB
+    runaway costs linear time, not quadratic.
+    """
+
+    TAIL = 512  # characters kept for the runaway watch, which looks at the last 256
+
+    def __init__(
+        self,
+        id: str,
+        name: str = "",
+        arguments: str = "",
+        index: int = 0,
+        badge: str = "",
+        raw: str = "",
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.index = index
+        self.badge = badge  # how the call was obtained when not natively (issue 6's ladder)
+        self.raw = raw  # the text it was read from, shown one key away on the row
+        self._parts: list[str] = []
+        self._joined = ""
+        self.tail = ""
+        self.length = 0
+        self.size_bytes = 0
+        self.last_fragment = ""
+        if arguments:
+            self.add(arguments)
+
+    def add(self, fragment: str) -> None:
+        self._parts.append(fragment)
+        self.tail = (self.tail + fragment)[-self.TAIL :]
+        self.length += len(fragment)
+        self.size_bytes += len(fragment.encode("utf-8", "replace"))
+        self.last_fragment = fragment
+
+    @property
+    def arguments(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        self._joined = self._parts[0] if self._parts else ""
+        return self._joined
+
+    def __repr__(self) -> str:
+        return f"AssembledCall(id={self.id!r}, name={self.name!r}, length={self.length})"
 
 
 @dataclass
@@ -104,9 +142,11 @@ class StreamAssembler:
         if isinstance(arguments, dict):  # some servers send an object instead of a string
             import json
 
-            current.arguments += json.dumps(arguments)
+            current.add(json.dumps(arguments))
         elif isinstance(arguments, str):
-            current.arguments += arguments
+            current.add(arguments)
+        else:
+            current.last_fragment = ""
         return current
 
     @property

@@ -6,7 +6,8 @@ import json
 import random
 
 from mm_tui.agent.events import Notice, ToolFinished, ToolStatus
-from mm_tui.agent.loop_detector import LoopDetector, LoopVerdict, RunawayWatch, repeated_pattern
+from mm_tui.agent.loop_detector import LoopDetector, LoopVerdict, repeated_pattern, runaway_error
+from mm_tui.agent.stream import AssembledCall
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
@@ -114,7 +115,9 @@ def test_repeated_pattern_needs_the_whole_window() -> None:
 
 
 def test_arguments_past_256_kb_run_away_even_without_a_pattern() -> None:
-    watch = RunawayWatch()
-    assert watch.check("c1", "".join(f"{i:07d}" for i in range(30_000))) is None  # 210 KB
-    big = "".join(f"{i:07d}" for i in range(40_000))
-    assert "passed 256 KB" in (RunawayWatch().check("c2", big) or "")
+    sane = AssembledCall("c1", "write_file", "".join(f"{i:07d}" for i in range(30_000)))  # 210 KB
+    assert runaway_error(sane) is None
+    big = AssembledCall("c2", "write_file")
+    for i in range(0, 40_000, 100):  # streamed in fragments, 280 KB in all
+        big.add("".join(f"{j:07d}" for j in range(i, i + 100)))
+    assert "passed 256 KB" in (runaway_error(big) or "")

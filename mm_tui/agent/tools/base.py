@@ -83,8 +83,9 @@ class Tool(ABC):
             },
         }
 
-    def needs_permission(self, args: dict[str, Any]) -> bool:
-        """Whether this call must be allowed by the person under `permissions: ask`."""
+    def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
+        """Whether this call must be allowed by the person under `permissions: ask`. With
+        `ctx`, a tool may look at the disk (an edit that changes nothing need not ask)."""
         return self.rejection_text is not None
 
     def title(self, args: dict[str, Any]) -> str:

@@ -153,7 +153,7 @@ class BashTool(Tool):
         first_line = command.splitlines()[0] if command else ""
         return f"{NAME} {first_line}".rstrip()
 
-    def needs_permission(self, args: dict[str, Any]) -> bool:
+    def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """No question when there is no command to run: the call only returns an error."""
         return bool(lenient_string(args, "command").strip())
 

@@ -119,7 +119,7 @@ class LspTool(Tool):
     def parameters(self) -> dict[str, Any]:
         return PARAMETERS
 
-    def needs_permission(self, args: dict[str, Any]) -> bool:
+    def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """Only rename writes files; the five other actions only read (SPEC §4)."""
         return lenient_string(args, "action").strip().lower() == "rename"
 
