@@ -77,8 +77,10 @@ def repeated_pattern(text: str) -> str | None:
     if len(text) < RUNAWAY_WINDOW:
         return None
     tail = text[-RUNAWAY_WINDOW:]
+    last = tail[-1]
     for period in range(PATTERN_MIN, PATTERN_MAX + 1):
-        if tail[period:] == tail[:-period]:
+        # a cheap look at one character first: most periods fail it (this runs per fragment)
+        if tail[-1 - period] == last and tail[period:] == tail[:-period]:
             return tail[-period:]
     return None
 
