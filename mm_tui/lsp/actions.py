@@ -7,6 +7,7 @@ the text for the model. Failures are text too: a tool never raises (SPEC §1).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,6 +42,15 @@ NOTHING_FOUND = {
     "rename": "[lsp: the server has no rename for the symbol at {place}]",
 }
 ACTION_FAILED = "[lsp: {server}: {action} failed: {reason}]"
+NOT_OFFERED = "[lsp: {server} does not offer {action}]"
+#: The capability announcing each action, and its method (which may be registered later).
+PROVIDERS = {
+    "definition": ("definitionProvider", "textDocument/definition"),
+    "references": ("referencesProvider", "textDocument/references"),
+    "hover": ("hoverProvider", "textDocument/hover"),
+    "symbols": ("documentSymbolProvider", "textDocument/documentSymbol"),
+    "rename": ("renameProvider", "textDocument/rename"),
+}
 REFERENCES_HEADER = "{count} reference(s):"
 NO_SYMBOLS = "no symbols in {path}"
 DIAGNOSTICS_HEADER = "{count} diagnostic(s) in {path}{suffix}:"
@@ -74,7 +84,7 @@ class ActionContext:
     shown: str  # the file's path as the model reads it
     document: SyncedDocument
 
-    @property
+    @functools.cached_property
     def lines(self) -> list[str]:
         return split_lines(self.document.text)
 
@@ -178,9 +188,7 @@ async def diagnostics(context: ActionContext) -> Answer:
     # scanned the project: asking before would wait for pushes that never come.
     await connection.wait_until_indexed()
     suffix = ""
-    if connection.offers("diagnosticProvider") or "textDocument/diagnostic" in (
-        connection.registrations
-    ):
+    if connection.offers("diagnosticProvider", "textDocument/diagnostic"):
         params = {"textDocument": {"uri": document.uri}}
         try:
             report = await connection.request("textDocument/diagnostic", params)

@@ -90,7 +90,7 @@ class ServerConnection:
         self._ids = itertools.count(1)
         self._stop_reading = threading.Event()
         self._tasks: list[asyncio.Task[Any]] = []
-        self._exited = asyncio.Event()
+        self._exited: asyncio.Future[None] | None = None  # resolved when the process ends
         self._changed = asyncio.Event()  # set and replaced on each publication or progress
         self._progress: set[str | int] = set()
         self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
@@ -107,6 +107,11 @@ class ServerConnection:
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None
+
+    @property
+    def exited(self) -> bool:
+        """Whether the process is known to have ended (a dead server is never asked)."""
+        return self._exited is None or self._exited.done()
 
     @property
     def pid(self) -> int | None:
@@ -126,6 +131,7 @@ class ServerConnection:
         except OSError as error:
             raise ServerFailure(f"cannot run {self.spec.command[0]}: {error.strerror}") from None
         assert self.process.stdin and self.process.stdout and self.process.stderr
+        self._exited = asyncio.get_running_loop().create_future()
         self._protocol.set_writer(self.process.stdin)
         self._tasks = [
             asyncio.create_task(
@@ -183,7 +189,7 @@ class ServerConnection:
         if process is None:
             return
         step = self.timeouts.stop_step
-        if self._initialized and process.returncode is None and not self._exited.is_set():
+        if self._initialized and process.returncode is None and not self.exited:
             # The polite way, for a server that got as far as answering `initialize`.
             with contextlib.suppress(ServerFailure):
                 await self.request("shutdown", None, step)
@@ -207,7 +213,8 @@ class ServerConnection:
 
     async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
         await process.wait()
-        self._exited.set()
+        if self._exited is not None and not self._exited.done():
+            self._exited.set_result(None)
         self._signal_change()
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
@@ -244,11 +251,11 @@ class ServerConnection:
 
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
         """Send a request and await its answer as plain JSON; raises ServerFailure."""
-        if not self.alive or self._exited.is_set():
+        if not self.alive or self._exited is None or self._exited.done():
             raise ServerFailure(self.exit_reason())
+        exited = self._exited
         message_id = f"mm-{next(self._ids)}"
-        answer = asyncio.wrap_future(self._protocol.send_request(method, params, msg_id=message_id))
-        exited = asyncio.ensure_future(self._exited.wait())
+        answer = self._protocol.send_request_on_loop(method, params, message_id)
         limit = self.timeouts.request if timeout is None else timeout
         try:
             done, _ = await asyncio.wait(
@@ -257,8 +264,6 @@ class ServerConnection:
         except asyncio.CancelledError:
             self._abandon(message_id, answer)
             raise
-        finally:
-            exited.cancel()
         if answer in done:
             error = answer.exception()
             if error is not None:
@@ -326,7 +331,7 @@ class ServerConnection:
         deadline = loop.time() + timeout
         while not condition():
             remaining = deadline - loop.time()
-            if remaining <= 0 or self._exited.is_set():
+            if remaining <= 0 or self.exited:
                 return False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
@@ -354,11 +359,13 @@ class ServerConnection:
         await self._wait_until(
             lambda: not self._progress and self._scan_done is None, self.timeouts.indexing
         )
+        self._scan_done = None  # its end line never came (another wording?): wait only once
 
-    def offers(self, provider: str) -> bool:
-        """Whether the server announced (or registered) a capability, e.g. `renameProvider`."""
+    def offers(self, provider: str, method: str) -> bool:
+        """Whether the server announced a capability (`renameProvider`) or registered its
+        method (`textDocument/rename`) since."""
         value = self.capabilities.get(provider)
-        return bool(value) or value == {}
+        return (value is not None and value is not False) or method in self.registrations
 
 
 _CLIENT_CAPABILITIES = types.ClientCapabilities(

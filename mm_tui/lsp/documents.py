@@ -7,6 +7,7 @@ Before each request the file is re-read and sent: `didOpen` the first time, a wh
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +35,27 @@ class SyncedDocument:
     changed: bool  # opened or changed by this sync
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def real_path(path: Path | str) -> Path:
+    """`path` with its links resolved. Remembered for the session: a project's layout of
+    links does not change while the model works, and each answer resolves many paths."""
+    return Path(_resolved(os.fspath(path)))
+
+
+@functools.lru_cache(maxsize=4096)
+def uri_of(path: str) -> str:
+    """The `file://` URI of an absolute path."""
+    return Path(path).as_uri()
+
+
+@functools.lru_cache(maxsize=4096)
 def path_of_uri(uri: str) -> Path:
     """The real path of a `file://` URI (percent-decoded, links resolved)."""
-    return Path(os.path.realpath(unquote(urlparse(uri).path)))
+    return real_path(unquote(urlparse(uri).path))
 
 
 def read_text(path: Path) -> str:
@@ -57,19 +76,19 @@ class OpenDocuments:
 
     def sync(self, path: Path, text: str) -> SyncedDocument:
         """Send `text` as the content of `path` if the server does not have it yet."""
-        real = Path(os.path.realpath(path))
-        key, uri = str(real), real.as_uri()
+        key = str(real_path(path))
+        uri = uri_of(key)
         known = self._open.get(key)
         if known is not None and known[1] == text:
             return SyncedDocument(uri, key, text, known[0], changed=False)
         if known is None:
             version = 1
-            self._connection.notify("textDocument/didOpen", _opened(uri, real, version, text))
+            self._connection.notify("textDocument/didOpen", _opened(uri, Path(key), version, text))
         elif self._change_kind() == _SYNC_NONE:
             version = known[0] + 1
             closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
             self._connection.notify("textDocument/didClose", closed)
-            self._connection.notify("textDocument/didOpen", _opened(uri, real, version, text))
+            self._connection.notify("textDocument/didOpen", _opened(uri, Path(key), version, text))
         else:
             version = known[0] + 1
             changed = types.DidChangeTextDocumentParams(

@@ -7,13 +7,14 @@ the model needs no second call to see what it points at.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.documents import path_of_uri, real_path
 from mm_tui.lsp.text import from_wire_column, split_lines
 
 _SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
@@ -58,7 +59,12 @@ class Place:
 
 def display_path(path: Path, root: Path) -> str:
     """Relative to the project root when inside it, absolute otherwise (SPEC §4)."""
-    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return _display(os.fspath(path), os.fspath(root))
+
+
+@functools.lru_cache(maxsize=4096)
+def _display(path: str, root: str) -> str:
+    real, real_root = real_path(path), real_path(root)
     if real.is_relative_to(real_root):
         return real.relative_to(real_root).as_posix()
     return str(real)
@@ -115,10 +121,10 @@ def places_of(answer: Any, sources: SourceLines, encoding: str) -> list[Place]:
 
 def location_lines(places: Iterable[Place], root: Path, sources: SourceLines) -> list[str]:
     """`path:line:column  <source line>`, 1-based, sorted by path then position."""
+    shown = sorted((display_path(place.path, root), place) for place in places)
     return [
-        f"{display_path(place.path, root)}:{place.line + 1}:{place.column + 1}  "
-        f"{sources.line(place.path, place.line).strip()}"
-        for place in sorted(places, key=lambda p: (display_path(p.path, root), p.line, p.column))
+        f"{path}:{place.line + 1}:{place.column + 1}  {sources.line(place.path, place.line).strip()}"
+        for path, place in shown
     ]
 
 

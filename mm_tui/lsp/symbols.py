@@ -115,5 +115,6 @@ def find_occurrences(text: str, symbol: str, only_line: int | None = None) -> li
         if only_line is not None and number != only_line:
             continue
         found = [Occurrence(number, match.start()) for match in pattern.finditer(line)]
-        (comments if is_comment_line(line) else code).extend(found)
+        if found:
+            (comments if is_comment_line(line) else code).extend(found)
     return code + comments

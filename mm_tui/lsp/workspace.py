@@ -160,17 +160,17 @@ class LspWorkspace:
             return Answer(PATH_NEEDED)
         path = self._resolve(query.path)
         shown = display_path(path, self.root)
-        if not path.exists():
+        try:
+            text = read_text(path)  # the disk is the truth: read on every call (SPEC §1)
+        except FileNotFoundError:
             return Answer(NO_SUCH_FILE.format(path=shown))
-        if path.is_dir():
+        except IsADirectoryError:
             return Answer(NOT_A_FILE.format(path=shown))
+        except OSError as error:
+            return Answer(CANNOT_READ.format(path=shown, reason=error.strerror))
         spec = server_for(path, self.specs)
         if spec is None:
             return Answer(NO_SERVER.format(path=shown, configured=self._configured()))
-        try:
-            text = read_text(path)
-        except OSError as error:
-            return Answer(CANNOT_READ.format(path=shown, reason=error.strerror))
 
         targets: list[Occurrence] = []
         new_name = ""
@@ -189,6 +189,8 @@ class LspWorkspace:
         connection = await self._connection_for(spec, path)
         if isinstance(connection, Answer):
             return connection
+        if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
+            return Answer(actions.NOT_OFFERED.format(server=spec.name, action=action))
         document = connection.documents.sync(path, text)
         context = ActionContext(connection, self.root, path, shown, document)
         if action == "definition":

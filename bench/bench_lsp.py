@@ -1,0 +1,210 @@
+"""How much the `lsp` tool adds to a language server's own answer time.
+
+Run `python -m bench.bench_lsp`. For pylsp and basedpyright, on the tests' fixture project:
+a warm `definition` through the tool (`LspTool.run`: re-read the file, find the symbol, hop to
+the client's loop thread, ask, read the target's source line, format) against the same
+request sent straight to a second server of the same kind by a bare blocking JSON-RPC client.
+The two are timed alternately in one run, so the ratio holds on a noisy machine where
+absolute times do not. Aim (issue 4): the warm ratio at or below 1.2. The cold start (spawn,
+initialize, open, first definition) is reported against the bare client's cold start too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from mm_tui.agent.config import LspServerSpec
+from mm_tui.agent.tools.base import ToolContext
+from mm_tui.agent.tools.lsp import LspTool
+from mm_tui.lsp.defaults import BASEDPYRIGHT, PYLSP
+
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "lsp" / "fixtures" / "pyproj"
+REPEATS = 40
+WARM_NAME = "lsp definition, warm, {server}: tool vs direct request"
+COLD_NAME = "lsp cold start + first definition, {server}: tool vs direct"
+IMPORT_NAME = "lsp client import (pygls, lsprotocol) vs bare interpreter start"
+TARGETS = {WARM_NAME.format(server=name): 1.2 for name in ("pylsp", "basedpyright")}
+ARGS = {"action": "definition", "path": "app.py", "symbol": "greet"}
+EXPECTED = "greetings.py:5:5  def greet(name: str) -> str:"
+
+
+class DirectClient:
+    """The least a client can do: blocking JSON-RPC over the server's pipes, no library."""
+
+    def __init__(self, spec: LspServerSpec, root: Path) -> None:
+        self.spec, self.root = spec, root
+        self.process = subprocess.Popen(
+            spec.command,
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
+        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        stdin.flush()
+
+    def _receive(self) -> dict[str, Any]:
+        stdout: IO[bytes] = self.process.stdout  # type: ignore[assignment]
+        length = 0
+        while (header := stdout.readline().strip()) != b"":
+            if header.lower().startswith(b"content-length:"):
+                length = int(header.split(b":")[1])
+        return json.loads(stdout.read(length))
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        self._send({"id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self._receive()
+            if "method" in message and "id" in message:  # the server asks: answer plainly
+                items = (message.get("params") or {}).get("items") or []
+                result = (
+                    [None] * len(items) if message["method"] == "workspace/configuration" else None
+                )
+                self._send({"id": message["id"], "result": result})
+            elif message.get("id") == self.next_id:
+                return message.get("result")
+
+    def start(self) -> None:
+        uri = self.root.as_uri()
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": self.root.name}],
+                "capabilities": {},
+            },
+        )
+        self.notify("initialized", {})
+        self.notify("workspace/didChangeConfiguration", {"settings": self.spec.settings})
+        app = self.root / "app.py"
+        item = {"uri": app.as_uri(), "languageId": "python", "version": 1, "text": app.read_text()}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+
+    def definition(self) -> Any:
+        # The place the tool tries first: `greet` in line 1, `from greetings import Person, greet`.
+        position = {"line": 0, "character": 30}
+        params = {"textDocument": {"uri": (self.root / "app.py").as_uri()}, "position": position}
+        return self.request("textDocument/definition", params)
+
+    def stop(self) -> None:
+        self.request("shutdown", None)
+        self.notify("exit", None)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+def row(name: str, value: float, baseline: float) -> dict[str, Any]:
+    return {
+        "name": name,
+        "value": round(value, 2),
+        "baseline": round(baseline, 2),
+        "ratio": round(value / baseline, 2) if baseline else float("inf"),
+        "unit": "ms",
+    }
+
+
+def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
+    """The cold and warm rows for one server, tool and direct client timed alternately."""
+    tool_root, direct_root = folder / f"{spec.name}-tool", folder / f"{spec.name}-direct"
+    shutil.copytree(FIXTURE, tool_root)
+    shutil.copytree(FIXTURE, direct_root)
+    tool, _ = LspTool.create([spec], tool_root, user_configured=True)
+    if tool is None:
+        raise SystemExit(f"{spec.command[0]} is not on the PATH")
+    context = ToolContext(cwd=tool_root)
+    direct = DirectClient(spec, direct_root)
+    try:
+        started = time.perf_counter()
+        output = tool.run(ARGS, context).output
+        tool_cold = _ms(started)
+        started = time.perf_counter()
+        direct.start()
+        direct.definition()
+        direct_cold = _ms(started)
+        if output != EXPECTED:
+            raise SystemExit(f"unexpected answer from the tool: {output!r}")
+        tool_times, direct_times = [], []
+        for _ in range(REPEATS):
+            started = time.perf_counter()
+            tool.run(ARGS, context)
+            tool_times.append(_ms(started))
+            started = time.perf_counter()
+            direct.definition()
+            direct_times.append(_ms(started))
+    finally:
+        tool.close()
+        direct.stop()
+    warm = row(
+        WARM_NAME.format(server=spec.name),
+        statistics.median(tool_times),
+        statistics.median(direct_times),
+    )
+    return [warm, row(COLD_NAME.format(server=spec.name), tool_cold, direct_cold)]
+
+
+def bench_import() -> dict[str, Any]:
+    """What the first call pays once per session before any server starts: the imports."""
+
+    def interpreter_ms(code: str) -> float:
+        times = []
+        for _ in range(5):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            times.append(_ms(started))
+        return statistics.median(times)
+
+    bare = interpreter_ms("pass")
+    return row(IMPORT_NAME, interpreter_ms("import mm_tui.lsp.workspace"), bare)
+
+
+def run() -> list[dict[str, Any]]:
+    """Every row of this bench: {"name", "value", "baseline", "ratio", "unit"}."""
+    scripts = str(Path(sys.executable).parent)  # the servers are console scripts beside python
+    os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
+    rows: list[dict[str, Any]] = [bench_import()]
+    with tempfile.TemporaryDirectory(prefix="mm-bench-lsp-") as folder:
+        for spec in (PYLSP, BASEDPYRIGHT):
+            rows += bench_server(spec, Path(folder))
+    return rows
+
+
+def main() -> None:
+    rows = run()
+    width = max(len(r["name"]) for r in rows)
+    print(f"{'benchmark':<{width}}  {'value':>9}  {'baseline':>9}  {'ratio':>6}  target")
+    for r in rows:
+        target = TARGETS.get(r["name"])
+        aim = f"≤ {target}" if target else ""
+        print(
+            f"{r['name']:<{width}}  {r['value']:>7} {r['unit']}  {r['baseline']:>7} {r['unit']}"
+            f"  {r['ratio']:>6}  {aim}"
+        )
+
+
+if __name__ == "__main__":
+    main()
