@@ -26,6 +26,7 @@ from pygls.client import JsonRPCClient
 from pygls.io_ import run_async
 
 from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp.capabilities import CLIENT_CAPABILITIES
 from mm_tui.lsp.documents import OpenDocuments, path_of_uri
 from mm_tui.lsp.process_group import group_alive, signal_group, wait_group_gone
 from mm_tui.lsp.raw_protocol import RawJsonProtocol
@@ -59,7 +60,10 @@ class Timeouts:
     request: float = 15.0
     indexing: float = 10.0
     diagnostics: float = 3.0  # SPEC §4: the diagnostics action waits up to 3 s
-    stop_step: float = 2.0
+    stop_step: float = 2.0  # for `shutdown`, then for each signal
+    #: After `exit`: the server already cleaned up on `shutdown`; pylsp lingers ~1 s on a lint
+    #: thread waiting for an answer it can no longer read, so it is not waited for long.
+    exit_wait: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -141,9 +145,10 @@ class ServerConnection:
                     protocol=self._protocol,
                 )
             ),
-            asyncio.create_task(self._read_stderr(self.process.stderr)),
             asyncio.create_task(self._watch_exit(self.process)),
         ]
+        self._stderr_task = asyncio.create_task(self._read_stderr(self.process.stderr))
+        self._tasks.append(self._stderr_task)
         try:
             result = await self.request(
                 "initialize", self._initialize_params(), self.timeouts.start
@@ -151,6 +156,7 @@ class ServerConnection:
         except (ServerFailure, asyncio.CancelledError):
             await self.stop()
             raise
+        self._initialized = True
         self._adopt_capabilities(result if isinstance(result, dict) else {})
         self.notify("initialized", types.InitializedParams())
         if self.spec.settings:
@@ -165,7 +171,7 @@ class ServerConnection:
             root_path=str(self.root),
             workspace_folders=[types.WorkspaceFolder(uri=root_uri, name=self.root.name)],
             initialization_options=self.spec.initialization_options,
-            capabilities=_CLIENT_CAPABILITIES,
+            capabilities=CLIENT_CAPABILITIES,
         )
 
     def _adopt_capabilities(self, result: dict[str, Any]) -> None:
@@ -196,7 +202,7 @@ class ServerConnection:
             with contextlib.suppress(Exception):
                 self.notify("exit", None)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), step)
+                await asyncio.wait_for(process.wait(), self.timeouts.exit_wait)
         for signal_number in (signal.SIGTERM, signal.SIGKILL):
             if not group_alive(process.pid):
                 break
@@ -366,39 +372,3 @@ class ServerConnection:
         method (`textDocument/rename`) since."""
         value = self.capabilities.get(provider)
         return (value is not None and value is not False) or method in self.registrations
-
-
-_CLIENT_CAPABILITIES = types.ClientCapabilities(
-    general=types.GeneralClientCapabilities(
-        position_encodings=[
-            types.PositionEncodingKind.Utf16,
-            types.PositionEncodingKind.Utf32,
-            types.PositionEncodingKind.Utf8,
-        ]
-    ),
-    window=types.WindowClientCapabilities(work_done_progress=True),
-    workspace=types.WorkspaceClientCapabilities(
-        configuration=True,
-        workspace_folders=True,
-        # `changes` answers are as easy to apply as `documentChanges` ones (both are handled),
-        # and they never carry file creations or renames the tool does not perform.
-        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=False),
-        did_change_configuration=types.DidChangeConfigurationClientCapabilities(
-            dynamic_registration=True
-        ),
-    ),
-    text_document=types.TextDocumentClientCapabilities(
-        synchronization=types.TextDocumentSyncClientCapabilities(did_save=False),
-        definition=types.DefinitionClientCapabilities(link_support=True),
-        references=types.ReferenceClientCapabilities(),
-        hover=types.HoverClientCapabilities(
-            content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
-        ),
-        document_symbol=types.DocumentSymbolClientCapabilities(
-            hierarchical_document_symbol_support=True
-        ),
-        rename=types.RenameClientCapabilities(prepare_support=False),
-        publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
-        diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
-    ),
-)
