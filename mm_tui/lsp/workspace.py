@@ -105,17 +105,23 @@ class LspWorkspace:
             if connection.alive and connection.pid is not None
         }
 
-    def close(self) -> None:
-        """Stop every server (shutdown, exit, then the process group) and the loop thread."""
+    def close(self) -> dict[str, int | None]:
+        """Stop every server (shutdown, exit, then the process group) and the loop thread.
+
+        Returns how each server ended: its exit status (0 after a polite stop; negative: the
+        signal that ended it), for a log line or a test.
+        """
+        ended: dict[str, int | None] = {}
         if self._closed:
-            return
+            return ended
         self._closed = True
         atexit.unregister(self.close)
         if self._loop.running:
             limit = 7 * self.timeouts.stop_step + 1  # see ServerConnection.stop and _stop_all
             with contextlib.suppress(TimeoutError, Interrupted, OSError):
-                self._loop.run(self._stop_all(), limit=limit)
+                ended = self._loop.run(self._stop_all(), limit=limit)
             self._loop.stop()
+        return ended
 
     # ---- internals -------------------------------------------------------------------------
 
@@ -135,7 +141,7 @@ class LspWorkspace:
             except Exception as error:  # a bug must not take the turn down (SPEC §1)
                 return Answer(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
 
-    async def _stop_all(self) -> None:
+    async def _stop_all(self) -> dict[str, int | None]:
         """Stop every server, then let any call still cleaning up (a cancelled start) end."""
         connections = list(self._connections.values())
         self._connections.clear()
@@ -143,6 +149,7 @@ class LspWorkspace:
         others = asyncio.all_tasks() - {asyncio.current_task()}
         if others:
             await asyncio.wait(others, timeout=2 * self.timeouts.stop_step)
+        return {c.name: c.process.returncode if c.process else None for c in connections}
 
     def _resolve(self, raw: str) -> Path:
         text = raw.strip().strip(_QUOTES).strip()

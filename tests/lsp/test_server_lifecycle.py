@@ -50,8 +50,11 @@ def test_closing_leaves_no_server_process_alive(tmp_path: Path, server_spec: Lsp
     workspace.execute(LspQuery("hover", "app.py", "greet"))
     group = workspace.server_pids()[server_spec.name]
     assert process_group_members(group)
-    workspace.close()
+    ended = workspace.close()
     assert process_group_members(group) == []
+    assert list(ended) == [server_spec.name]
+    if server_spec.name == "basedpyright":  # it exits by itself on `exit`, after `shutdown`
+        assert ended == {"basedpyright": 0}
     assert workspace.execute(LspQuery("hover", "app.py", "greet")).text == (
         "[lsp: the language servers were stopped]"
     )
