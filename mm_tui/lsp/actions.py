@@ -29,9 +29,6 @@ from mm_tui.lsp.symbols import Occurrence
 from mm_tui.lsp.text import split_lines, to_wire_column
 from mm_tui.lsp.workspace_edit import EditRefused, changes_diff, plan_changes, write_changes
 
-ACTIONS = ("definition", "references", "hover", "symbols", "diagnostics", "rename")
-POSITIONAL_ACTIONS = ("definition", "references", "hover", "rename")
-
 #: At most this many occurrences of a symbol are tried before giving up.
 MAX_TRIES = 8
 

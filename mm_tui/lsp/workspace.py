@@ -14,18 +14,18 @@ import contextlib
 import os
 import threading
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp import actions
-from mm_tui.lsp.actions import ACTIONS, POSITIONAL_ACTIONS, ActionContext, Answer
+from mm_tui.lsp.actions import ActionContext, Answer
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
 from mm_tui.lsp.defaults import find_server_root, server_for, server_label
 from mm_tui.lsp.documents import read_text
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.loop import Interrupted, LoopThread
+from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, split_lines
 
@@ -54,18 +54,6 @@ STOPPED = "[lsp: the language servers were stopped]"
 INTERNAL_ERROR = "[lsp: internal error: {error}]"
 
 _QUOTES = "`\"'"
-
-
-@dataclass(frozen=True)
-class LspQuery:
-    """One call of the tool, its fields as the model sent them (SPEC §4 `lsp` fields)."""
-
-    action: str
-    path: str
-    symbol: str = ""
-    line: int = 0
-    column: int = 0
-    new_name: str = ""
 
 
 class LspWorkspace:

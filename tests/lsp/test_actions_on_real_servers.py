@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mm_tui.agent.config import LspServerSpec
-from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.workspace import LspWorkspace
 
 EMOJI_LINE = 'banner = "🎉✨ party " + greet("world")'
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"

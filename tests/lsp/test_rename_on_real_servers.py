@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.workspace import LspWorkspace
 
 RENAMED = re.compile(
     r"renamed to salute: (\d+) edit\(s\) in 2 file\(s\)\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.connection import Timeouts
-from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES, copy_project, process_group_members
 
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"

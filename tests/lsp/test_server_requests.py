@@ -16,7 +16,8 @@ import pytest
 
 from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.connection import Timeouts
-from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES
 
 LINE = 'label = "🎉é" + name\n'  # `name` is 15 characters in: 16 UTF-16 units, 19 bytes

@@ -34,16 +34,15 @@ from mm_tui.agent.tools.base import (
 )
 from mm_tui.agent.tools.paths import resolve_path
 from mm_tui.lsp.defaults import server_label
+from mm_tui.lsp.query import ACTIONS, LspQuery
 from mm_tui.lsp.symbols import clean_symbol, symbol_and_new_name
 
 if TYPE_CHECKING:
-    from mm_tui.lsp.workspace import LspQuery, LspWorkspace
+    from mm_tui.lsp.workspace import LspWorkspace
 
 NAME = "lsp"
 REJECTED = "[rename rejected by the user]"
 NOT_FOUND_WARNING = "[warning: lsp server {name} ({command}) not found on the PATH — skipped]"
-INTERRUPTED = "[interrupted by the user]"  # SPEC §3
-ACTIONS = ("definition", "references", "hover", "symbols", "diagnostics", "rename")
 
 DESCRIPTION = (
     "Ask the language server about code. Servers available: {servers}.\n"
@@ -159,8 +158,8 @@ class LspTool(Tool):
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
         answer = self._workspace_for_calls().execute(query, ctx.cancel)
-        if ctx.cancel.is_set() and answer.text == INTERRUPTED:
-            return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
+        if ctx.cancel.is_set():  # the client said so in its answer (SPEC §3 words)
+            return ToolResult(answer.text, ToolStatus.INTERRUPTED)
         status = ToolStatus.FAILED if answer.text.startswith("[lsp:") else ToolStatus.DONE
         return ToolResult(truncate_output(answer.text, ctx.max_output), status, answer.diff)
 
@@ -183,8 +182,6 @@ class LspTool(Tool):
 
 def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     """The call's fields, read as leniently as a small model needs; ArgumentProblem if not."""
-    from mm_tui.lsp.workspace import LspQuery
-
     fields = argument_map(args)
     path = string_field(fields, NAME, "path")
     return LspQuery(
