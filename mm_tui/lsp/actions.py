@@ -116,7 +116,7 @@ async def _first_answer(
         try:
             answer = await ask(occurrence)
         except ServerFailure as failure:
-            if not context.connection.alive or str(failure).startswith("no answer within"):
+            if failure.final:
                 return context.failed(action, str(failure))
             first_error = first_error or str(failure)
             continue

@@ -49,7 +49,15 @@ _STDERR_LINES_KEPT = 40
 
 
 class ServerFailure(Exception):
-    """The server could not answer: an error answer, no answer in time, or it died."""
+    """The server could not answer: an error answer, no answer in time, or it died.
+
+    `final` when asking again is pointless (it died, or it already made us wait a full time
+    limit); an error answer about one place may not hold for another.
+    """
+
+    def __init__(self, reason: str, *, final: bool = True) -> None:
+        super().__init__(reason)
+        self.final = final
 
 
 @dataclass(frozen=True)
@@ -273,7 +281,8 @@ class ServerConnection:
         if answer in done:
             error = answer.exception()
             if error is not None:
-                raise ServerFailure(getattr(error, "message", None) or str(error))
+                reason = getattr(error, "message", None) or str(error)
+                raise ServerFailure(reason, final=False)
             return answer.result()
         self._abandon(message_id, answer)
         if exited in done:
