@@ -105,7 +105,8 @@ class LspWorkspace:
         self._closed = True
         atexit.unregister(self.close)
         if self._loop.running:
-            limit = 7 * self.timeouts.stop_step + 1  # see ServerConnection.stop and _stop_all
+            # ServerConnection.stop's steps, then _stop_all's wait for calls still cleaning up.
+            limit = 6 * self.timeouts.stop_step + self.timeouts.exit_wait + 1
             with contextlib.suppress(TimeoutError, Interrupted, OSError):
                 ended = self._loop.run(self._stop_all(), limit=limit)
             self._loop.stop()

@@ -47,15 +47,16 @@ def test_a_server_killed_mid_session_is_restarted_on_the_next_call(
 
 
 def test_closing_leaves_no_server_process_alive(tmp_path: Path, server_spec: LspServerSpec) -> None:
-    workspace = LspWorkspace([server_spec], copy_project(tmp_path))
+    # A generous wait after `exit`, so that a busy machine never turns the polite stop into
+    # a signal: this test proves the polite way works, whatever the time it takes.
+    patient = Timeouts(exit_wait=10.0)
+    workspace = LspWorkspace([server_spec], copy_project(tmp_path), patient)
     workspace.execute(LspQuery("hover", "app.py", "greet"))
     group = workspace.server_pids()[server_spec.name]
     assert process_group_members(group)
     ended = workspace.close()
     assert process_group_members(group) == []
-    assert list(ended) == [server_spec.name]
-    if server_spec.name == "basedpyright":  # it exits by itself on `exit`, after `shutdown`
-        assert ended == {"basedpyright": 0}
+    assert ended == {server_spec.name: 0}  # it exited by itself on `exit`, after `shutdown`
     assert workspace.execute(LspQuery("hover", "app.py", "greet")).text == (
         "[lsp: the language servers were stopped]"
     )
