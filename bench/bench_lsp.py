@@ -135,7 +135,7 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
     shutil.copytree(FIXTURE, direct_root)
     tool, _ = LspTool.create([spec], tool_root, user_configured=True)
     if tool is None:
-        raise SystemExit(f"{spec.command[0]} is not on the PATH")
+        raise RuntimeError(f"{spec.command[0]} is not on the PATH")
     context = ToolContext(cwd=tool_root)
     direct = DirectClient(spec, direct_root)
     try:
@@ -147,7 +147,7 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
         direct.definition()
         direct_cold = _ms(started)
         if output != EXPECTED:
-            raise SystemExit(f"unexpected answer from the tool: {output!r}")
+            raise RuntimeError(f"unexpected answer from the tool: {output!r}")
         tool_times, direct_times = [], []
         for _ in range(REPEATS):
             started = time.perf_counter()
@@ -184,12 +184,16 @@ def bench_import() -> dict[str, Any]:
 
 def run() -> list[dict[str, Any]]:
     """Every row of this bench: {"name", "value", "baseline", "ratio", "unit"}."""
+    path = os.environ.get("PATH", "")
     scripts = str(Path(sys.executable).parent)  # the servers are console scripts beside python
-    os.environ["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
-    rows: list[dict[str, Any]] = [bench_import()]
-    with tempfile.TemporaryDirectory(prefix="mm-bench-lsp-") as folder:
-        for spec in (PYLSP, BASEDPYRIGHT):
-            rows += bench_server(spec, Path(folder))
+    os.environ["PATH"] = os.pathsep.join([scripts, path])
+    try:
+        rows: list[dict[str, Any]] = [bench_import()]
+        with tempfile.TemporaryDirectory(prefix="mm-bench-lsp-") as folder:
+            for spec in (PYLSP, BASEDPYRIGHT):
+                rows += bench_server(spec, Path(folder))
+    finally:
+        os.environ["PATH"] = path
     return rows
 
 
