@@ -158,7 +158,7 @@ class LspTool(Tool):
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
         answer = self._workspace_for_calls().execute(query, ctx.cancel)
-        if ctx.cancel.is_set():  # the client said so in its answer (SPEC §3 words)
+        if ctx.cancel.is_set():  # the answer is `[interrupted by the user]` (SPEC §3)
             return ToolResult(answer.text, ToolStatus.INTERRUPTED)
         status = ToolStatus.FAILED if answer.text.startswith("[lsp:") else ToolStatus.DONE
         return ToolResult(truncate_output(answer.text, ctx.max_output), status, answer.diff)
