@@ -68,6 +68,7 @@ def test_closing_a_faulty_server_leaves_nothing_running(tmp_path: Path, mode: st
     (tmp_path / "app.py").write_text(SOURCE)
     tool, _ = faulty_tool(tmp_path, mode)
     definition(tool, tmp_path)
+    definition(tool, tmp_path)  # the crashing one is running again after its restart
     [pid] = tool.running_servers().values()
     tool.close()
     assert tool.running_servers() == {}
