@@ -1,9 +1,10 @@
 """The agent core's own cost, as ratios against the same work done without it.
 
 - Streaming: a 4,000-token answer through `Agent.run_turn` (assembly, events, session writes)
-  against the bare `openai` client reading the same stream from the same scripted server.
+  against bare clients reading the same stream from the same scripted server: the raw SSE
+  read and json parse (the least any client does), and the openai SDK's typed stream.
 - A runaway-sized tool call: 200 KB of arguments streamed through the core (runaway watch,
-  assembly) against the bare client.
+  assembly) against the same two baselines.
 - Import: `import mm_tui.agent.agent` in a fresh interpreter against a bare `python -c pass`.
 
 Run `python -m bench.bench_core`.
@@ -27,8 +28,12 @@ from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
 REPEATS = 5
 ANSWER_TOKENS = 4000
-STREAM_NAME = "agent turn, 4,000-token streamed answer vs bare openai client"
-TOOL_NAME = "agent turn, 200 KB tool-call arguments vs bare openai client"
+STREAM_NAME = "agent turn, 4,000-token streamed answer vs {baseline}"
+TOOL_NAME = "agent turn, 200 KB tool-call arguments vs {baseline}"
+BASELINES = {
+    "raw": "the same SSE read raw and json-parsed",
+    "typed": "the openai SDK's typed stream",
+}
 IMPORT_NAME = "import the agent core vs bare interpreter start"
 
 
@@ -62,17 +67,26 @@ def answer_text() -> str:
     )
 
 
-def bench_stream(server: ScriptedServer, reply: Reply, name: str, folder: Path) -> dict:
+def bench_stream(server: ScriptedServer, reply: Reply, name: str, folder: Path) -> list[dict]:
+    """The agent's turn against two bare clients of the same stream: the raw read (the least
+    any client does) and the SDK's typed stream (what most agents use)."""
+    import json
+
     import openai
 
     client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+    request = {"model": "m", "messages": [{"role": "user", "content": "go"}], "stream": True}
 
-    def bare() -> None:
+    def raw() -> None:
         server.enqueue(reply)
-        stream = client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "go"}], stream=True
-        )
-        for _ in stream:
+        with client.chat.completions.with_streaming_response.create(**request) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: {"):
+                    json.loads(line[6:])
+
+    def typed() -> None:
+        server.enqueue(reply)
+        for _ in client.chat.completions.create(**request):
             pass
 
     def through_agent() -> None:
@@ -86,7 +100,11 @@ def bench_stream(server: ScriptedServer, reply: Reply, name: str, folder: Path) 
         )
         agent.run_turn("go")
 
-    return row(name, median_ms(through_agent), median_ms(bare))
+    value = median_ms(through_agent)
+    return [
+        row(name.format(baseline=BASELINES["raw"]), value, median_ms(raw)),
+        row(name.format(baseline=BASELINES["typed"]), value, median_ms(typed)),
+    ]
 
 
 def bench_import() -> dict:
@@ -103,12 +121,12 @@ def run() -> list[dict]:
     with tempfile.TemporaryDirectory() as name, ScriptedServer() as server:
         folder = Path(name)
         text_reply = Reply(text=answer_text(), chunk_size=4)
-        rows.append(bench_stream(server, text_reply, STREAM_NAME, folder))
+        rows += bench_stream(server, text_reply, STREAM_NAME, folder)
         arguments = {"text": "".join(f"line {i}: payload\n" for i in range(11_000))}
         tool_reply = Reply(
             tool_calls=[ToolCall("nothing", arguments)], finish_reason="stop", chunk_size=16
         )
-        rows.append(bench_stream(server, tool_reply, TOOL_NAME, folder))
+        rows += bench_stream(server, tool_reply, TOOL_NAME, folder)
     rows.append(bench_import())
     return rows
 
