@@ -1,0 +1,104 @@
+"""Output with terminal escape sequences cannot change the person's terminal (issue 7).
+
+mm-tui runs for real inside tmux; a command's output and the model's answer carry the
+sequences that set the window title (OSC 0/2), write the clipboard (OSC 52) and change colours
+for good (SGR without reset). tmux records what reached it: its pane title, its paste buffers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+
+EVIL = "\\033]0;PWNED-TITLE\\007\\033]52;c;cHduZWQtY2xpcGJvYXJk\\007\\033[41;97mSTILL-RED"
+EVIL_TEXT = "Done.\x1b]2;PWNED-TITLE-2\x07\x1b]52;c;cHduZWQtY2xpcGJvYXJk\x07\x1b[5;41m blink"
+
+
+@pytest.fixture
+def tmux(tmp_path: Path):
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is needed for this test (.ci/run installs it)")
+    socket = f"mm-escapes-{os.getpid()}"
+
+    def run(*args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", socket, *args], capture_output=True, text=True, check=False
+        ).stdout
+
+    yield run
+    run("kill-server")
+
+
+def wait_for(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_escape_sequences_in_output_never_reach_the_terminal(
+    tmux, tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(
+            tool_calls=[ToolCall("bash", {"command": f"printf '{EVIL}'; exit 1"})]
+        ),  # fails: the row opens
+        Reply(text=EVIL_TEXT),
+    )
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "TERM": "xterm-256color"}
+    command = " ".join(
+        [f"{k}={v}" for k, v in env.items()]
+        + [
+            sys.executable,
+            "-m",
+            "mm_tui.cli",
+            "--yolo",
+            "--base-url",
+            model_server.base_url,
+            "--model",
+            "m",
+        ]
+    )
+    tmux(
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "mm",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "-c",
+        str(tmp_path),
+        command,
+    )
+    tmux("set-option", "-g", "set-clipboard", "on")  # an OSC 52 would become a paste buffer
+    tmux("set-option", "-g", "allow-rename", "on")
+    title_before = tmux("display-message", "-p", "-t", "mm", "#{pane_title}").strip()
+    assert wait_for(lambda: "Ready" in tmux("capture-pane", "-p", "-t", "mm"))
+
+    tmux("send-keys", "-t", "mm", "print the sequences", "Enter")
+    assert wait_for(lambda: "blink" in tmux("capture-pane", "-p", "-t", "mm")), tmux(
+        "capture-pane", "-p", "-t", "mm"
+    )
+
+    screen = tmux("capture-pane", "-p", "-t", "mm")
+    assert "STILL-RED" in screen  # the text itself is shown, literally
+    title = tmux("display-message", "-p", "-t", "mm", "#{pane_title}").strip()
+    assert "PWNED" not in title and title == title_before
+    assert "pwned" not in tmux("list-buffers") + tmux("show-buffer")
+    styled = tmux("capture-pane", "-p", "-e", "-t", "mm")
+    red_lines = [line for line in styled.splitlines() if "\x1b[41" in line or ";41m" in line]
+    assert not red_lines  # no red background leaked onto any line of the screen
