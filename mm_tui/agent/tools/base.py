@@ -62,15 +62,11 @@ class Tool(ABC):
     #: The text returned when the person rejects the call; None = the tool never asks.
     rejection_text: ClassVar[str | None] = None
 
-    @property
-    @abstractmethod
-    def description(self) -> str:
-        """The description the model reads: short, with the method and one example."""
-
-    @property
-    @abstractmethod
-    def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments."""
+    #: The description the model reads: short, with the method and one example. A subclass
+    #: whose description depends on the session (read_skill's catalogue) makes it a property.
+    description: ClassVar[str]
+    #: The JSON schema of the arguments.
+    parameters: ClassVar[dict[str, Any]]
 
     def schema(self) -> dict[str, Any]:
         """The tool as declared in `tools=` of a chat completion request."""

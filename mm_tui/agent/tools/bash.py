@@ -140,13 +140,9 @@ class BashTool(Tool):
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.timeout = timeout
 
-    @property
-    def description(self) -> str:
-        return DESCRIPTION
+    description = DESCRIPTION
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return PARAMETERS
+    parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
         command = lenient_string(args, "command").strip()

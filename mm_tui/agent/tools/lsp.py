@@ -114,9 +114,7 @@ class LspTool(Tool):
         extension = self.specs[0].extensions[0] if self.specs[0].extensions else ""
         return DESCRIPTION.format(servers=servers, example=f"src/config{extension}")
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return PARAMETERS
+    parameters = PARAMETERS
 
     def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """Only rename writes files; the five other actions only read (SPEC §4)."""

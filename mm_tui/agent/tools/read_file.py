@@ -67,13 +67,9 @@ class ReadFileTool(Tool):
     name = NAME
     kind = ToolKind.FILE
 
-    @property
-    def description(self) -> str:
-        return DESCRIPTION
+    description = DESCRIPTION
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return PARAMETERS
+    parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
         path = lenient_string(args, "path")

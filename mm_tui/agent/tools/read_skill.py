@@ -139,9 +139,7 @@ class ReadSkillTool(Tool):
         ]
         return "\n".join([DESCRIPTION_SENTENCE, *lines])
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return PARAMETERS
+    parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
         return f"{NAME} {_base_name(lenient_string(args, 'name'))}".rstrip()

@@ -73,13 +73,9 @@ class WriteFileTool(Tool):
     kind = ToolKind.FILE
     rejection_text = REJECTED
 
-    @property
-    def description(self) -> str:
-        return DESCRIPTION
+    description = DESCRIPTION
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return PARAMETERS
+    parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
         return f"{NAME} {clean_path_text(lenient_string(args, 'path'))}".rstrip()
