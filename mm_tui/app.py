@@ -13,14 +13,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from mm_tui.agent.config import Config
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Notice,
@@ -49,6 +48,9 @@ from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 
+if TYPE_CHECKING:
+    from mm_tui.agent.config import Config
+
 AgentFactory = Callable[[Callable[[Any], None]], Any]
 AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
@@ -73,7 +75,7 @@ class TurnWorkerDone:
 class MMApp(App[int]):
     """mm-tui's window: top line, transcript, status line, prompt, footer."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
@@ -154,7 +156,9 @@ class MMApp(App[int]):
         if self.replay_events is not None:
             self._play_replay(self.replay_events)
         elif self.agent_factory is not None:
-            self._build_agent()
+            # After the first frame: building the Agent imports openai, which would hold the
+            # GIL while the window draws itself.
+            self.call_after_refresh(self._build_agent)
 
     def refresh_top_line(self) -> None:
         """Model, server, directory, context used (after each turn and setting change)."""

@@ -1,4 +1,4 @@
-"""The transcript's other blocks: the person's messages, answers, reasoning, notices, summaries.
+"""The transcript's small blocks: the person's messages, notices, turn summaries.
 
 Each knows its Markdown for `/export`. Text from the model or the person is never parsed as
 markup (STYLE: `Content`, `markup=False`).
@@ -7,14 +7,12 @@ markup (STYLE: `Content`, `markup=False`).
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from mm_tui.agent.events import NoticeLevel, TurnSummary
 from mm_tui.widgets.literal_text import literal
 
 USER_MARK = "›"
-REASONING_TITLE = "Thinking"
 # Glyph and theme colour of each notice level: four looks that never get confused.
 NOTICE_LOOK: dict[str, tuple[str, str]] = {
     "info": ("ℹ", "$primary"),
@@ -37,53 +35,6 @@ class UserMessage(Static):
     def to_markdown(self) -> str:
         quoted = "\n".join(f"> {line}" for line in self.text.splitlines() or [""])
         return f"{quoted}"
-
-
-class AnswerBlock(Markdown):
-    """The model's answer, streamed through `MarkdownStream` (it batches fast deltas)."""
-
-    def __init__(self) -> None:
-        super().__init__(classes="answer")
-        self.parts: list[str] = []
-        self._stream: MarkdownStream | None = None
-
-    async def add(self, text: str) -> None:
-        """Append a piece of the answer."""
-        text = literal(text)
-        if not text:
-            return
-        self.parts.append(text)
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(text)
-
-    async def finish(self) -> None:
-        """Flush what is pending: the answer is complete."""
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
-
-    def to_markdown(self) -> str:
-        return "".join(self.parts).strip()
-
-
-class ReasoningBlock(Collapsible):
-    """The model's reasoning, folded: shown on request, never sent back to the model."""
-
-    def __init__(self) -> None:
-        body = Static("", markup=False, classes="reasoning-text")
-        super().__init__(body, title=REASONING_TITLE, collapsed=True, classes="reasoning")
-        self.text = ""
-        self._body = body
-
-    def add(self, text: str) -> None:
-        """Append reasoning text."""
-        self.text += literal(text)
-        self._body.update(Content(self.text))
-
-    def to_markdown(self) -> str:
-        quoted = "\n".join(f"> {line}" for line in self.text.strip().splitlines())
-        return f"> *{REASONING_TITLE}*\n>\n{quoted}"
 
 
 class NoticeLine(Static):

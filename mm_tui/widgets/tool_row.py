@@ -10,9 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalGroup
 from textual.content import Content
 from textual.reactive import var
 from textual.widget import Widget
@@ -65,28 +63,31 @@ def row_title(name: str, arguments: dict[str, Any], title: str) -> str:
     return f"{name} {first}".rstrip()
 
 
-class ToolRowHeader(Widget):
-    """The row's one line; the title is cut with `…` so the status always shows."""
+class ToolRow(Widget, can_focus=True):
+    """One tool call, keyed by `call_id`, from ToolStarted to ToolFinished.
 
-    def __init__(self, row: ToolRow) -> None:
-        super().__init__()
-        self.row = row
+    Folded, a row is a single widget drawing its own line: Textual lays out every widget of
+    the transcript on each change, so 500 finished rows must stay 500 widgets. Unfolded, the
+    body widgets are mounted below that line (and removed again when it folds).
+    """
 
-    def render(self) -> Content:
-        status = self.row.status_content()
-        room = max(8, self.size.width - status.cell_length - 3)
-        title = Content(first_line(self.row.title)).truncate(room, ellipsis=True)
-        bullet_style = STATUS_LOOK[self.row.status][1]
-        return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status)
-
-    def on_click(self, event: events.Click) -> None:
-        event.stop()
-        self.row.action_toggle()
-
-
-class ToolRow(VerticalGroup, can_focus=True):
-    """One tool call, keyed by `call_id`, from ToolStarted to ToolFinished."""
-
+    DEFAULT_CSS = """
+    ToolRow {
+        height: 1;
+        min-height: 1;
+        layout: vertical;
+    }
+    ToolRow.-expanded {
+        height: auto;
+    }
+    ToolRow > .tool-body {
+        height: auto;
+        margin-left: 2;
+    }
+    ToolRow > .tool-body.-first {
+        margin: 1 0 0 2;  /* the whole margin: `margin-top` alone would reset the left */
+    }
+    """
     BINDINGS = [Binding("enter,space", "toggle", "Fold/unfold", id="row.toggle")]
 
     expanded: var[bool] = var(False, toggle_class="-expanded")
@@ -108,11 +109,20 @@ class ToolRow(VerticalGroup, can_focus=True):
         self.diff: str | None = None
         self.answer = ""
         self.question: PermissionRequest | None = None
-        self._body: VerticalGroup | None = None
         self._live_log: OutputLog | None = None
 
-    def compose(self) -> ComposeResult:
-        yield ToolRowHeader(self)
+    def render(self) -> Content:
+        """The row's line; the title is cut with `…` so the status always shows."""
+        status = self.status_content()
+        room = max(8, self.content_region.width - status.cell_length - 3)
+        title = Content(first_line(self.title)).truncate(room, ellipsis=True)
+        bullet_style = STATUS_LOOK[self.status][1]
+        return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status)
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is self:  # the row's line, not a click inside its body
+            event.stop()
+            self.action_toggle()
 
     # -- what the header says -------------------------------------------------------------
 
@@ -133,8 +143,7 @@ class ToolRow(VerticalGroup, can_focus=True):
         return status
 
     def _redraw_header(self) -> None:
-        if self.is_mounted:
-            self.query_one(ToolRowHeader).refresh()
+        self.refresh()
 
     # -- events from the core -------------------------------------------------------------
 
@@ -148,8 +157,7 @@ class ToolRow(VerticalGroup, can_focus=True):
         self.question = request
         self.diff = request.diff or self.diff
         self._redraw_header()
-        self.expanded = True
-        self._rebuild_body()
+        self._show(expanded=True)
 
     def resolve(self, answer: PermissionAnswer, automatic: bool) -> None:
         """Show the answer on the row and fold the question away."""
@@ -159,8 +167,7 @@ class ToolRow(VerticalGroup, can_focus=True):
         self.started_at = self.clock()
         self._redraw_header()
         if was_asking:
-            self.expanded = False
-            self._rebuild_body()
+            self._show(expanded=False)
 
     def add_output(self, text: str) -> None:
         """Live output of a running command."""
@@ -178,9 +185,7 @@ class ToolRow(VerticalGroup, can_focus=True):
         if finished.title:
             self.title = finished.title
         self._redraw_header()
-        if finished.status in OPEN_WHEN_FINISHED:
-            self.expanded = True
-        self._rebuild_body()
+        self._show(expanded=self.expanded or finished.status in OPEN_WHEN_FINISHED)
 
     # -- the body -------------------------------------------------------------------------
 
@@ -189,18 +194,28 @@ class ToolRow(VerticalGroup, can_focus=True):
         self.expanded = not self.expanded
 
     def watch_expanded(self, expanded: bool) -> None:
-        if expanded and self._body is None:
+        self._rebuild_body()
+
+    def _show(self, *, expanded: bool) -> None:
+        """Fold or unfold, rebuilding the body for the new state either way."""
+        if self.expanded != expanded:
+            self.expanded = expanded  # the watcher rebuilds
+        else:
             self._rebuild_body()
 
     def _rebuild_body(self) -> None:
-        """Build the body for the current state, if it is shown or was built before."""
-        if not self.is_mounted or (self._body is None and not self.expanded):
+        """Mount the body for the current state when unfolded; fold = no body widgets."""
+        if not self.is_mounted or (not self.expanded and not self.children):
             return
-        if self._body is not None:
-            self._body.remove()
         self._live_log = None
-        self._body = VerticalGroup(*self._body_widgets(), classes="tool-body")
-        self.mount(self._body)
+        self.remove_children()
+        if not self.expanded:
+            return
+        widgets = self._body_widgets()
+        for widget in widgets:
+            widget.add_class("tool-body")
+        widgets[0].add_class("-first")
+        self.mount_all(widgets)
 
     def _body_widgets(self) -> list[Widget]:
         if self.question is not None:

@@ -7,6 +7,7 @@ by `call_id`; the app feeds it the core's events.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -19,14 +20,11 @@ from mm_tui.agent.events import (
     ToolStatus,
     TurnSummary,
 )
-from mm_tui.widgets.blocks import (
-    AnswerBlock,
-    NoticeLine,
-    ReasoningBlock,
-    SummaryLine,
-    UserMessage,
-)
+from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.tool_row import ToolRow
+
+if TYPE_CHECKING:
+    from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
 
 
 class Transcript(VerticalScroll):
@@ -54,6 +52,8 @@ class Transcript(VerticalScroll):
     async def add_text(self, text: str) -> None:
         """A piece of the answer; opens an answer block when none is open."""
         if self._answer is None:
+            from mm_tui.widgets.answer_blocks import AnswerBlock  # start-up: see its docstring
+
             self._answer = AnswerBlock()
             await self._add(self._answer)
         await self._answer.add(text)
@@ -61,6 +61,8 @@ class Transcript(VerticalScroll):
     async def add_reasoning(self, text: str) -> None:
         """A piece of reasoning; opens a folded reasoning block when none is open."""
         if self._reasoning is None:
+            from mm_tui.widgets.answer_blocks import ReasoningBlock
+
             self._reasoning = ReasoningBlock()
             await self._add(self._reasoning)
         self._reasoning.add(text)

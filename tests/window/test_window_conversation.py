@@ -13,7 +13,8 @@ from conftest import send, wait_for
 from mm_tui.agent.events import WAITING_FOR_ANSWER, ToolStatus
 from mm_tui.app import MMApp
 from mm_tui.scripted_server import Reply, ToolCall
-from mm_tui.widgets.blocks import AnswerBlock, NoticeLine, SummaryLine, UserMessage
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine

@@ -21,7 +21,8 @@ from mm_tui.agent.events import (
 )
 from mm_tui.app import MMApp, run_app
 from mm_tui.replay import END_OF_REPLAY, Pace, ReplayError, demo_path, load_replay
-from mm_tui.widgets.blocks import AnswerBlock, NoticeLine, SummaryLine, UserMessage
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 
 pytestmark = pytest.mark.anyio
 AT_ONCE = Pace(speed=0)
