@@ -336,3 +336,49 @@ async def test_ctrl_q_quits_and_ends_the_running_command(
             break
         time.sleep(0.02)
     assert gone()
+
+
+async def test_the_loop_detectors_verdicts_are_distinct_notices(
+    model_server: Any, live_app: Any
+) -> None:
+    same = Reply(tool_calls=[ToolCall("bash", {"command": "false"})])
+    model_server.enqueue(*[same] * 6, Reply(text="never reached"))
+    app = live_app(yolo=True)
+    async with app.run_test() as pilot:
+        await send(pilot, "Try again and again")
+        await wait_for(pilot, turn_over(app), "the loop detector stops the turn")
+        shown = list(app.query(NoticeLine))
+        assert {n.level for n in shown} == {"loop"}  # warnings and the stop; no error repeat
+        assert len(shown) >= 2
+        assert shown[-1].text.startswith("[error: the model repeated the same bash call 6 times")
+        rows = list(app.transcript.rows.values())
+        assert rows[-1].status == ToolStatus.LOOP_DETECTED
+        assert rows[-1].expanded  # a loop verdict opens its row
+
+
+async def test_the_transcript_follows_the_bottom_until_scrolled_up(still_app: Any) -> None:
+    from conftest import play
+    from window_scenes import bash_call
+
+    from mm_tui.agent.events import ToolFinished, TurnStarted
+
+    def rows(start: int) -> list[Any]:
+        events: list[Any] = []
+        for n in range(start, start + 30):
+            events += [
+                bash_call(f"c{n}", f"echo {n}"),
+                ToolFinished(f"c{n}", "bash", f"bash echo {n}", ToolStatus.DONE, 0.1, "x"),
+            ]
+        return events
+
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        await play(pilot, [TurnStarted("many"), *rows(0)])
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        transcript.scroll_to(y=0, animate=False)
+        await play(pilot, rows(30))
+        assert transcript.scroll_y == 0  # the person reads above: left where they are
+        transcript.scroll_end(animate=False)
+        await play(pilot, rows(60))
+        assert transcript.scroll_y == transcript.max_scroll_y  # back at the bottom: follows
