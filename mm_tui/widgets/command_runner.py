@@ -22,7 +22,6 @@ NO_AGENT_IN_REPLAY = "{command} is not available in a replay"
 AGENT_NOT_READY = "{command}: the agent is not ready yet"
 NEW_SESSION = "new session: the history and the loop detector start afresh"
 COMPACTING = "Compacting the history"
-COMPACTED = "history compacted"
 COMPACT_UNAVAILABLE = "/compact is not available yet"
 YOLO_ON = "yolo on: tools run without asking"
 YOLO_OFF = "yolo off: bash, edits and renames ask again"
@@ -110,8 +109,7 @@ class SlashCommandRunner:
                 app.bridge(Notice("warning", COMPACT_UNAVAILABLE))
             except Exception as error:  # a server fault ends the compaction, not the window
                 app.bridge(Notice("error", f"/compact failed: {error}"))
-            else:
-                app.bridge(Notice("info", COMPACTED))
+            # On success the core says what it compacted, in its own notice.
             app.bridge(TurnWorkerDone(TurnEnded("answered")))
 
         app.run_worker(compact, thread=True, group="turn", exit_on_error=False)

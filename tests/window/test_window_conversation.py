@@ -242,19 +242,35 @@ async def test_new_starts_afresh(model_server: Any, live_app: Any) -> None:
         assert any(text.startswith("new session") for text in notices(app))
 
 
-async def test_compact_says_what_happened(model_server: Any, live_app: Any) -> None:
-    model_server.enqueue(Reply(text="Hi."), Reply(text="A summary of the talk."))
+async def test_compact_summarises_the_history_like_a_turn(model_server: Any, live_app: Any) -> None:
+    model_server.enqueue(Reply(text="Hi."), Reply(text="Fine."), Reply(text="We said hello."))
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "Hello")
+        await wait_for(pilot, turn_over(app), "the first turn ends")
+        await send(pilot, "How are you?")
+        await wait_for(pilot, turn_over(app, 2), "the second turn ends")
+        await send(pilot, "/compact")
+        await wait_for(
+            pilot, lambda: any(t.startswith("compacted") for t in notices(app)), "compacted"
+        )
+        await wait_for(pilot, lambda: not app.turn_running, "the status line is idle again")
+        assert app.query_one(StatusLine).state == ""
+        assert "We said hello." in str(app.agent.messages)
+
+
+async def test_compact_of_a_short_talk_says_there_is_nothing_to_do(
+    model_server: Any, live_app: Any
+) -> None:
+    model_server.enqueue(Reply(text="Hi."))
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Hello")
         await wait_for(pilot, turn_over(app), "the turn ends")
         await send(pilot, "/compact")
-        await wait_for(pilot, lambda: not app.turn_running and len(notices(app)) > 0, "compact")
-        said = notices(app)[-1]
-        if hasattr(app.agent, "compact"):
-            assert said == "history compacted"
-        else:
-            assert said == "/compact is not available yet"
+        await wait_for(pilot, lambda: len(notices(app)) == 1, "one notice")
+        assert notices(app)[0].startswith("nothing to compact yet")
+        await wait_for(pilot, lambda: not app.turn_running, "idle again")
 
 
 async def test_yolo_toggles_asking(model_server: Any, live_app: Any) -> None:
