@@ -11,14 +11,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
@@ -38,12 +37,12 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.widgets.command_runner import SlashCommandRunner
-from mm_tui.widgets.event_bridge import EventBridge, EventsArrived
+from mm_tui.widgets.event_bridge import AgentReady, EventBridge, EventsArrived, TurnWorkerDone
 from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.slash_commands import SlashMenu
-from mm_tui.widgets.status_line import StatusLine
+from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
@@ -56,20 +55,6 @@ AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
 REPLAY_STOPPED = "replay stopped"
 ANSWER_KEYS = frozenset(answer.value for answer in PermissionAnswer)
-
-
-@dataclass(frozen=True)
-class AgentReady:
-    """The Agent was built in its worker thread (its constructor may ask the server)."""
-
-    agent: Any
-
-
-@dataclass(frozen=True)
-class TurnWorkerDone:
-    """`run_turn` returned (or raised): the next queued message may start."""
-
-    ended: TurnEnded
 
 
 class MMApp(App[int]):
@@ -132,7 +117,7 @@ class MMApp(App[int]):
         yield TopLine(id="top-line")
         yield Transcript(preview_lines=self.config.preview_lines, clock=self.clock)
         yield SlashMenu(id="slash-menu")
-        yield Static(id="queue")
+        yield QueuedMessages(id="queue")
         yield StatusLine(id="status-line")
         yield PromptInput(self.history, id="prompt")
         yield Footer(show_command_palette=False)
@@ -150,9 +135,9 @@ class MMApp(App[int]):
         prompt.cursor_blink = not self.still
         prompt.focus()
         self.query_one(SlashMenu).display = False
-        self.query_one("#queue").display = False
         self.refresh_top_line()
-        self.set_interval(TICK_SECONDS, self._tick, pause=self.still)
+        if not self.still:
+            self.set_interval(TICK_SECONDS, self._tick)
         if self.replay_events is not None:
             self._play_replay(self.replay_events)
         elif self.agent_factory is not None:
@@ -237,9 +222,7 @@ class MMApp(App[int]):
             self.start_turn(text)
 
     def _show_queue(self) -> None:
-        queue_widget = self.query_one("#queue", Static)
-        queue_widget.display = bool(self.queue)
-        queue_widget.update("\n".join(f"⏳ queued: {text.splitlines()[0]}" for text in self.queue))
+        self.query_one(QueuedMessages).show(self.queue)
         self.status_line.queued = len(self.queue)
 
     @on(PromptInput.Submitted)
@@ -354,6 +337,20 @@ class MMApp(App[int]):
         if action == "interrupt":
             return self.turn_running and on_main_screen
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while a row has the focus goes to the prompt, as expected."""
+        prompt = self.query_one(PromptInput)
+        if (
+            event.is_printable
+            and event.character
+            and self.focused is not prompt
+            and len(self.screen_stack) == 1
+            and event.key not in self.active_bindings  # space folds a focused row
+        ):
+            event.stop()
+            prompt.focus()
+            prompt.insert(event.character)
 
     def action_answer(self, key: str) -> None:
         """a / s / r: answer the oldest open question (SPEC §7)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mm_tui.agent.events import Notice, TurnEnded
+from mm_tui.widgets.event_bridge import TurnWorkerDone
 from mm_tui.widgets.pickers import GrantsScreen, ModelPicker
 from mm_tui.widgets.slash_commands import UNKNOWN_COMMAND, parse_command
 
@@ -98,8 +99,6 @@ class SlashCommandRunner:
         app.status_line.state = COMPACTING
 
         def compact() -> None:
-            from mm_tui.app import TurnWorkerDone
-
             try:
                 compact_history = getattr(agent, "compact", None)
                 if compact_history is None:

@@ -8,13 +8,27 @@ Consecutive text deltas are joined on the way, so a fast stream costs few UI upd
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from mm_tui.agent.events import ReasoningDelta, TextDelta, ToolOutputDelta
+from mm_tui.agent.events import ReasoningDelta, TextDelta, ToolOutputDelta, TurnEnded
+
+
+@dataclass(frozen=True)
+class AgentReady:
+    """The app's own note: the Agent was built in its worker thread."""
+
+    agent: Any
+
+
+@dataclass(frozen=True)
+class TurnWorkerDone:
+    """The app's own note: `run_turn` returned (or raised); a queued message may start."""
+
+    ended: TurnEnded
 
 
 class EventsArrived(Message):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
+from textual.widgets import Static
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 IDLE_TEXT = "Ready"
@@ -36,3 +39,15 @@ class StatusLine(Widget):
             plural = "" if self.queued == 1 else "s"
             head += Content.styled(f"  · {self.queued} message{plural} queued", "$warning")
         return head
+
+
+class QueuedMessages(Static):
+    """Messages typed while a turn runs, waiting their turn (first line of each)."""
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def show(self, queue: Iterable[str]) -> None:
+        lines = [f"⏳ queued: {(text.splitlines() or [''])[0]}" for text in queue]
+        self.display = bool(lines)
+        self.update(Content("\n".join(lines)))

@@ -100,6 +100,8 @@ async def test_enter_space_and_a_click_fold_and_unfold_a_row(still_app: Any) -> 
         assert not rows["done"].expanded and not rows["done"].children
         await pilot.click(rows["done"], offset=(4, 0))
         assert rows["done"].expanded
+        await pilot.press("o", "k")  # typing while a row has the focus types in the prompt
+        assert app.query_one(PromptInput).text == "ok" and app.query_one(PromptInput).has_focus
 
 
 async def test_model_lists_the_servers_models_and_switches(
