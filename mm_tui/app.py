@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from mm_tui.agent.events import (
+    WAITING_FOR_MODEL,
     AssistantMessageDone,
     Notice,
     PermissionAnswer,
@@ -209,7 +210,7 @@ class MMApp(App[int]):
         self._said_this_turn.clear()
         self.turn_started_at = self.clock()
         self._echoed_user_text = text
-        self.status_line.state = "Waiting for the model"
+        self.status_line.state = WAITING_FOR_MODEL
         self.status_line.elapsed = format_duration(0)
         self.call_later(self.transcript.add_user_message, text)
         self.refresh_bindings()

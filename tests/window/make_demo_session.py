@@ -4,8 +4,8 @@
 
 The scripted model server plays the model; bash, read_file, edit_file and lsp (pylsp) really
 run in a throw-away project, so every output, diff and duration is what mm-tui produces. The
-person answers the permission questions as the plan below says. Takes about 35 s (one command
-runs into the 30 s limit on purpose).
+person answers the permission questions as the plan below says. Takes about 45 s (one command
+runs into the 30 s limit, and the server's 503 is retried three times, on purpose).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ SCRIPT = [
     Reply(tool_calls=[ToolCall("bash", {"command": "rm -rf build/ dist/"})]),
     Reply(tool_calls=[ToolCall("bash", {"command": "tail -f /dev/null"})]),
     Reply(text="I left `build/` alone, as you asked. `tail -f` never ends by itself, so it ran into the 30 s limit; use `tail -n 50` instead."),
-    Reply(status=503, error_body={"error": {"message": "model is loading"}}),
+    *[Reply(status=503, error_body={"error": {"message": "model is loading"}})] * 4,
 ]  # fmt: skip
 ANSWERS = {"rm -rf build/ dist/": PermissionAnswer.REJECT}  # everything else: allowed once
 
@@ -95,7 +95,7 @@ def main() -> int:
                 event.future.set_result(ANSWERS.get(event.detail, PermissionAnswer.ALLOW_ONCE))
 
         store = SessionStore(Path(tmp) / "sessions")
-        agent = Agent(config, sink, project, store=store, retry_delays=())
+        agent = Agent(config, sink, project, store=store)
         os.chdir(project)
         try:
             agent.run_turn("Why does greet('') crash? Fix it and run the tests.")
