@@ -219,7 +219,8 @@ def _tool_events(
         status = ToolStatus.DONE
     seconds = float(meta.get("duration") or 0.0)
     diff = meta.get("diff") or None
-    events: list[TimedEvent] = [(0.0, ToolStarted(call_id, name, args, title))]
+    badge, raw = str(meta.get("badge") or ""), str(meta.get("raw") or "")
+    events: list[TimedEvent] = [(0.0, ToolStarted(call_id, name, args, title, badge, raw))]
     if status == ToolStatus.REJECTED:
         events.append(
             (pace.wait(pace.step_seconds), PermissionResolved(call_id, PermissionAnswer.REJECT))

@@ -461,7 +461,7 @@ class Agent:
         elif verdict is LoopVerdict.STOP:
             output = LOOP_STOP.format(tool=call.name, count=self.detector.count)
             status = ToolStatus.LOOP_DETECTED
-        self._finish(call, title, status, time.monotonic() - started, output, diff)
+        self._finish(call, title, status, time.monotonic() - started, output, diff, badge, raw)
         return verdict, status
 
     def _unknown_tool(self, name: str) -> str:
@@ -505,6 +505,8 @@ class Agent:
         duration: float,
         output: str,
         diff: str | None,
+        badge: str = "",
+        raw: str = "",
     ) -> None:
         self.session.tool_meta[call.id] = {
             "title": title,
@@ -512,6 +514,8 @@ class Agent:
             "duration": round(duration, 3),
             "diff": diff,
         }
+        if badge:  # how a weak model's call was recovered, for the row and for replays
+            self.session.tool_meta[call.id] |= {"badge": badge, "raw": raw}
         self._append({"role": "tool", "tool_call_id": call.id, "content": output})
         self.sink(ToolFinished(call.id, call.name, title, status, duration, output, diff))
 

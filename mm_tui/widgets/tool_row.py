@@ -88,9 +88,14 @@ class ToolRow(Widget, can_focus=True):
         margin: 1 0 0 2;  /* the whole margin: `margin-top` alone would reset the left */
     }
     """
-    BINDINGS = [Binding("enter,space", "toggle", "Fold/unfold", id="row.toggle")]
+    BINDINGS = [
+        Binding("enter,space", "toggle", "Fold/unfold", id="row.toggle"),
+        Binding("v", "toggle_raw", "What the model wrote", id="row.raw"),
+    ]
 
     expanded: var[bool] = var(False, toggle_class="-expanded")
+    #: Show the raw text a repaired call was read from (issue 6), instead of the output.
+    show_raw: var[bool] = var(False)
 
     def __init__(
         self, started: ToolStarted, *, preview_lines: int, clock: Callable[[], float]
@@ -99,6 +104,8 @@ class ToolRow(Widget, can_focus=True):
         self.call_id = started.call_id
         self.tool_name = started.name
         self.title = row_title(started.name, started.arguments, started.title)
+        self.badge = started.badge  # which rung of the repair ladder produced the call
+        self.raw = started.raw
         self.preview_lines = preview_lines
         self.clock = clock
         self.started_at = clock()
@@ -117,7 +124,8 @@ class ToolRow(Widget, can_focus=True):
         room = max(8, self.content_region.width - status.cell_length - 3)
         title = Content(first_line(self.title)).truncate(room, ellipsis=True)
         bullet_style = STATUS_LOOK[self.status][1]
-        return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status)
+        badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
+        return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status, badge)
 
     def on_click(self, event: events.Click) -> None:
         if event.widget is self:  # the row's line, not a click inside its body
@@ -193,6 +201,14 @@ class ToolRow(Widget, can_focus=True):
         """Fold or unfold the body (Enter, Space, click)."""
         self.expanded = not self.expanded
 
+    def action_toggle_raw(self) -> None:
+        """Show what the model wrote when its call had to be repaired (key v)."""
+        if not self.raw:
+            self.notify("this call came as a proper tool call: there is no raw text to show")
+            return
+        self.show_raw = not self.show_raw
+        self._show(expanded=True)
+
     def watch_expanded(self, expanded: bool) -> None:
         self._rebuild_body()
 
@@ -221,6 +237,11 @@ class ToolRow(Widget, can_focus=True):
         if self.question is not None:
             return [PermissionQuestion(self.question, preview_lines=self.preview_lines)]
         widgets: list[Widget] = []
+        if self.show_raw and self.raw:
+            label = f"what the model wrote ({self.badge}) — v shows the output again"
+            widgets.append(Static(Content.styled(label, "dim"), classes="raw-label"))
+            widgets.append(output_view(self.raw, height=self.preview_lines))
+            return widgets
         if self.diff and self.status != ToolStatus.RUNNING:
             summary = literal(self.output).partition("\n")[0]
             if summary:
@@ -243,6 +264,8 @@ class ToolRow(Widget, can_focus=True):
             line += f" {format_duration(self.duration)}"
         if self.answer:
             line += f" · {self.answer}"
+        if self.badge:
+            line += f" · {self.badge}"
         body = self.diff if self.diff else self.output
         if not body:
             return line

@@ -109,3 +109,15 @@ def test_a_160_by_50_terminal(snap_compare: Any, still_app: Any) -> None:
     assert snap_compare(
         still_app(), terminal_size=(160, 50), run_before=scene(scenes.a_conversation())
     )
+
+
+def test_repaired_calls_show_their_badge_and_the_raw_text_one_key_away(
+    snap_compare: Any, still_app: Any
+) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await play(pilot, scenes.repaired_calls())
+        pilot.app.transcript.rows["fix1"].focus()
+        await pilot.press("v")
+        await play(pilot, [])
+
+    assert snap_compare(still_app(), terminal_size=(110, 24), run_before=run_before)

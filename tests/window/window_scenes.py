@@ -191,3 +191,47 @@ def hostile_text() -> list[Any]:
 def a_conversation() -> list[Any]:
     """A small whole conversation, for the terminal-size snapshots."""
     return [*streamed_answer(), *turn_summary()]
+
+
+REPAIRED_RAW = (
+    'I will list the files.\n<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n'
+    "</tool_call>"
+)
+
+
+def repaired_calls() -> list[Any]:
+    """Calls a weak model wrote badly, each with the badge of the rung that recovered it."""
+    return [
+        TurnStarted("What is in this folder?"),
+        ToolStarted(
+            "fix1", "bash", {"command": "ls"}, "bash ls", "from text: <tool_call>", REPAIRED_RAW
+        ),
+        ToolFinished(
+            "fix1", "bash", "bash ls", ToolStatus.DONE, 0.1, "greeter.py\ntest_greeter.py\n"
+        ),
+        ToolStarted(
+            "fix2",
+            "Read_File",
+            {"path": "greeter.py"},
+            "read_file greeter.py",
+            "tool name fixed, repaired JSON",
+            '{"path": "greeter.py",}',
+        ),
+        ToolFinished(
+            "fix2",
+            "Read_File",
+            "read_file greeter.py",
+            ToolStatus.DONE,
+            0.0,
+            "def greet(name): ...",
+        ),
+        ToolStarted("fix3", "list_files", {}, "list_files"),
+        ToolFinished(
+            "fix3",
+            "list_files",
+            "list_files",
+            ToolStatus.FAILED,
+            0.0,
+            '[error: there is no tool named "list_files". Did you mean "read_file"? Available tools: bash, read_file]',
+        ),
+    ]
