@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import send, wait_for
 
 from mm_tui.agent.events import WAITING_FOR_ANSWER, ToolStatus
 from mm_tui.app import MMApp
@@ -18,6 +17,7 @@ from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine
+from tests.window.conftest import send, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -373,10 +373,9 @@ async def test_the_loop_detectors_verdicts_are_distinct_notices(
 
 
 async def test_the_transcript_follows_the_bottom_until_scrolled_up(still_app: Any) -> None:
-    from conftest import play
-    from window_scenes import bash_call
-
     from mm_tui.agent.events import ToolFinished, TurnStarted
+    from tests.window.conftest import play
+    from tests.window.window_scenes import bash_call
 
     def rows(start: int) -> list[Any]:
         events: list[Any] = []

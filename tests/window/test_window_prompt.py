@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import play, send, wait_for
-from window_scenes import finished_rows_in_every_status
 
 from mm_tui.agent.config import Config, LspServerSpec
 from mm_tui.scripted_server import Reply
@@ -16,6 +14,8 @@ from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.slash_commands import SlashMenu
+from tests.window.conftest import play, send, wait_for
+from tests.window.window_scenes import finished_rows_in_every_status
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXED_CWD, wait_for
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import (
@@ -23,6 +22,7 @@ from mm_tui.app import MMApp, run_app
 from mm_tui.replay import END_OF_REPLAY, Pace, ReplayError, demo_path, load_replay
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
+from tests.window.conftest import FIXED_CWD, wait_for
 
 pytestmark = pytest.mark.anyio
 AT_ONCE = Pace(speed=0)

@@ -9,11 +9,11 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
-import window_scenes as scenes
-from conftest import play
 from textual.pilot import Pilot
 
 from mm_tui.agent.events import PermissionAnswer
+from tests.window import window_scenes as scenes
+from tests.window.conftest import play
 
 
 def scene(events: list[Any], *, open_rows: tuple[str, ...] = ()) -> Any:
