@@ -12,14 +12,13 @@ Run `python -m bench.bench_core`.
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.measure import median_ms, print_rows, row
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.session import SessionStore
@@ -35,29 +34,6 @@ BASELINES = {
     "typed": "the openai SDK's typed stream",
 }
 IMPORT_NAME = "import the agent core vs bare interpreter start"
-
-
-def median_ms(action: Callable[[], object], repeats: int = REPEATS) -> float:
-    action()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
-def row(name: str, value: float, baseline: float, target: float | None = None) -> dict:
-    result = {
-        "name": name,
-        "value": round(value, 2),
-        "baseline": round(baseline, 2),
-        "ratio": round(value / baseline, 2) if baseline else float("inf"),
-        "unit": "ms",
-    }
-    if target is not None:
-        result["target"] = target
-    return result
 
 
 def answer_text() -> str:
@@ -100,10 +76,10 @@ def bench_stream(server: ScriptedServer, reply: Reply, name: str, folder: Path) 
         )
         agent.run_turn("go")
 
-    value = median_ms(through_agent)
+    value = median_ms(through_agent, REPEATS)
     return [
-        row(name.format(baseline=BASELINES["raw"]), value, median_ms(raw)),
-        row(name.format(baseline=BASELINES["typed"]), value, median_ms(typed)),
+        row(name.format(baseline=BASELINES["raw"]), value, median_ms(raw, REPEATS)),
+        row(name.format(baseline=BASELINES["typed"]), value, median_ms(typed, REPEATS)),
     ]
 
 
@@ -132,5 +108,4 @@ def run() -> list[dict]:
 
 
 if __name__ == "__main__":
-    for r in run():
-        print(f"{r['name']}: {r['value']} ms vs {r['baseline']} ms ({r['ratio']}x)")
+    print_rows(run())

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from bench.measure import print_rows, row
 from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.lsp import LspTool
@@ -118,16 +119,6 @@ def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def row(name: str, value: float, baseline: float) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": round(value, 2),
-        "baseline": round(baseline, 2),
-        "ratio": round(value / baseline, 2) if baseline else float("inf"),
-        "unit": "ms",
-    }
-
-
 def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
     """The cold and warm rows for one server, tool and direct client timed alternately."""
     tool_root, direct_root = folder / f"{spec.name}-tool", folder / f"{spec.name}-direct"
@@ -159,10 +150,12 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
     finally:
         tool.close()
         direct.stop()
+    name = WARM_NAME.format(server=spec.name)
     warm = row(
-        WARM_NAME.format(server=spec.name),
+        name,
         statistics.median(tool_times),
         statistics.median(direct_times),
+        max_ratio=TARGETS[name],
     )
     return [warm, row(COLD_NAME.format(server=spec.name), tool_cold, direct_cold)]
 
@@ -197,18 +190,5 @@ def run() -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> None:
-    rows = run()
-    width = max(len(r["name"]) for r in rows)
-    print(f"{'benchmark':<{width}}  {'value':>9}  {'baseline':>9}  {'ratio':>6}  target")
-    for r in rows:
-        target = TARGETS.get(r["name"])
-        aim = f"≤ {target}" if target else ""
-        print(
-            f"{r['name']:<{width}}  {r['value']:>7} {r['unit']}  {r['baseline']:>7} {r['unit']}"
-            f"  {r['ratio']:>6}  {aim}"
-        )
-
-
 if __name__ == "__main__":
-    main()
+    print_rows(run())

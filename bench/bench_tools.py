@@ -9,13 +9,11 @@ read of that file.
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
+from bench.measure import median_ms, print_rows, row
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.bash import BashTool
@@ -31,27 +29,6 @@ READ_NAME = "read_file 50 MB, 100 lines {where} vs plain read"
 TARGETS = {EDIT_NAME: 3.0} | {
     READ_NAME.format(where=where): 2.0 for where in ("at the end", "in the middle", "at the start")
 }
-
-
-def median_ms(action: Callable[[], object], repeats: int = REPEATS) -> float:
-    """The median wall time of `action`, in milliseconds, after one warm-up run."""
-    action()
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
-
-
-def row(name: str, value: float, baseline: float) -> dict:
-    return {
-        "name": name,
-        "value": round(value, 3),
-        "baseline": round(baseline, 3),
-        "ratio": round(value / baseline, 2) if baseline else float("inf"),
-        "unit": "ms",
-    }
 
 
 def bench_edit_file(folder: Path) -> dict:
@@ -84,11 +61,11 @@ def bench_edit_file(folder: Path) -> dict:
         text = path.read_text()
         path.write_text(text.replace(old, new, 1))
 
-    value = median_ms(tool_edit)
+    value = median_ms(tool_edit, REPEATS)
     if state["flipped"]:
         tool_edit()
-    baseline = median_ms(plain_edit)
-    return row(EDIT_NAME, value, baseline)
+    baseline = median_ms(plain_edit, REPEATS)
+    return row(EDIT_NAME, value, baseline, max_ratio=TARGETS[EDIT_NAME])
 
 
 def make_big_file(folder: Path) -> tuple[Path, int]:
@@ -114,18 +91,19 @@ def bench_read_slice(path: Path, total_lines: int, where: str, start: int) -> di
         with path.open("rb") as source:
             source.read()
 
-    value = median_ms(tool_read, repeats=7)
-    baseline = median_ms(plain_read, repeats=7)
-    return row(READ_NAME.format(where=where), value, baseline)
+    value = median_ms(tool_read, 7)
+    baseline = median_ms(plain_read, 7)
+    name = READ_NAME.format(where=where)
+    return row(name, value, baseline, max_ratio=TARGETS[name])
 
 
 def bench_bash(folder: Path) -> dict:
     """The reading loop's overhead on the smallest command."""
     tool = BashTool()
     ctx = ToolContext(cwd=folder)
-    value = median_ms(lambda: tool.run({"command": "echo hi"}, ctx))
+    value = median_ms(lambda: tool.run({"command": "echo hi"}, ctx), REPEATS)
     baseline = median_ms(
-        lambda: subprocess.run(["bash", "-c", "echo hi"], capture_output=True, cwd=folder)
+        lambda: subprocess.run(["bash", "-c", "echo hi"], capture_output=True, cwd=folder), REPEATS
     )
     return row("bash `echo hi` vs subprocess.run", value, baseline)
 
@@ -143,18 +121,5 @@ def run() -> list[dict]:
     return rows
 
 
-def main() -> None:
-    rows = run()
-    width = max(len(r["name"]) for r in rows)
-    print(f"{'benchmark':<{width}}  {'value':>10}  {'baseline':>10}  {'ratio':>6}  target")
-    for r in rows:
-        aim = TARGETS.get(r["name"])
-        target = "" if aim is None else f"<= {aim:g}x" + (" ok" if r["ratio"] <= aim else " MISSED")
-        print(
-            f"{r['name']:<{width}}  {r['value']:>8.2f}{r['unit']}  {r['baseline']:>8.2f}{r['unit']}"
-            f"  {r['ratio']:>5.2f}x  {target}"
-        )
-
-
 if __name__ == "__main__":
-    main()
+    print_rows(run())

@@ -27,23 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.measure import print_rows, row
+
 FIRST_FRAME_RUNS = 5
 STREAM_RUNS = 3
 KEY_PRESSES = 15
 ROWS = 500
 ANSWER_TOKENS = 4000
 SIZE = (120, 40)
-
-
-def _row(name: str, value: float, baseline: float, unit: str, aim: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": round(value, 2),
-        "baseline": round(baseline, 2),
-        "ratio": round(value / baseline, 2) if baseline else float("inf"),
-        "unit": unit,
-        "aim": aim,
-    }
 
 
 def _frame_timed(app_class: type) -> type:
@@ -131,12 +122,11 @@ def bench_first_frame() -> dict[str, Any]:
     for _ in range(FIRST_FRAME_RUNS):  # interleaved, so both see the same machine load
         bare.append(spawn("bare"))
         window.append(spawn("window"))
-    return _row(
+    return row(
         "first frame from spawn: window vs bare Textual app",
         statistics.median(window),
         statistics.median(bare),
-        "ms",
-        "≤ 1.5x",
+        max_ratio=1.5,
     )
 
 
@@ -229,12 +219,11 @@ def bench_stream() -> dict[str, Any]:
         finally:
             server.terminate()
             server.wait()
-    return _row(
+    return row(
         "4,000-token answer, submit to last frame: window vs bare openai client",
         statistics.median(window),
         statistics.median(raw),
-        "ms",
-        "≤ 1.2x",
+        max_ratio=1.2,
     )
 
 
@@ -344,11 +333,12 @@ def bench_rows() -> list[dict[str, Any]]:
 
     bare, window = child("bare"), child("window")
     return [
-        _row(f"{ROWS} rows: Enter folds a row, key to frame", window["fold"], bare["fold"],
-             "ms", "< 50 ms"),
-        _row(f"{ROWS} rows: a key typed in the prompt, key to frame", window["type"],
-             bare["type"], "ms", "< 50 ms"),
-        _row(f"{ROWS} rows: process memory (RSS)", window["rss"], bare["rss"], "MB", "< 250 MB"),
+        row(f"{ROWS} rows: Enter folds a row, key to frame", window["fold"], bare["fold"],
+            max_value=50),
+        row(f"{ROWS} rows: a key typed in the prompt, key to frame", window["type"],
+            bare["type"], max_value=50),
+        row(f"{ROWS} rows: process memory (RSS)", window["rss"], bare["rss"], unit="MB",
+            max_value=250),
     ]  # fmt: skip
 
 
@@ -363,8 +353,4 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "rows":
         _child_rows(sys.argv[2])
     else:
-        for result in run():
-            print(
-                f"{result['name']}: {result['value']} {result['unit']} vs "
-                f"{result['baseline']} {result['unit']} ({result['ratio']}x, aim {result['aim']})"
-            )
+        print_rows(run())
