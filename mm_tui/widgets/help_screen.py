@@ -20,6 +20,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Tab", "complete a slash command; otherwise move the focus"),
     ("a, s, r", "answer a permission question: allow once, for the session, reject"),
     ("Enter, Space, click", "fold or unfold the focused tool row"),
+    ("v", "on a repaired tool row: show what the model wrote"),
     ("Esc", "interrupt the turn"),
     ("Ctrl+C", "copy the selection, else interrupt the turn"),
     ("F1", "this help"),
