@@ -137,12 +137,11 @@ class BashTool(Tool):
     kind = ToolKind.COMMAND
     rejection_text = REJECTED
 
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.timeout = timeout
-
-    description = DESCRIPTION
-
-    parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
         command = lenient_string(args, "command").strip()

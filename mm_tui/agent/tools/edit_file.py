@@ -22,7 +22,6 @@ from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
     boolean_field,
-    lenient_string,
     string_field,
 )
 from mm_tui.agent.tools.atomic import write_atomically
@@ -37,7 +36,7 @@ from mm_tui.agent.tools.base import (
 from mm_tui.agent.tools.closest_lines import explain_missing
 from mm_tui.agent.tools.diffs import FileDiff, Replacement, apply_replacements, diff_replacements
 from mm_tui.agent.tools.file_text import decode_file_text, encode_file_text, looks_binary, plural
-from mm_tui.agent.tools.paths import clean_path_text, resolve_path
+from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
 
 NAME = "edit_file"
 REJECTED = "[edit rejected by the user]"
@@ -128,13 +127,11 @@ class EditFileTool(Tool):
     name = NAME
     kind = ToolKind.FILE
     rejection_text = REJECTED
-
     description = DESCRIPTION
-
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
-        return f"{NAME} {clean_path_text(lenient_string(args, 'path'))}".rstrip()
+        return path_title(NAME, args)
 
     def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """True only for a call that would write; see the module docstring."""

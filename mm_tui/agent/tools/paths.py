@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mm_tui.agent.tools.arguments import lenient_string
+
 _WRAPPERS = ("`", '"', "'")
 
 
@@ -27,3 +29,8 @@ def resolve_path(cwd: Path, raw: str) -> Path:
     text = os.path.expanduser(clean_path_text(raw))
     joined = text if os.path.isabs(text) else os.path.join(cwd, text)
     return Path(os.path.normpath(joined))
+
+
+def path_title(tool: str, args: object) -> str:
+    """A file tool's row title: `write_file src/a.py`."""
+    return f"{tool} {clean_path_text(lenient_string(args, 'path'))}".rstrip()

@@ -66,9 +66,7 @@ class ReadFileTool(Tool):
 
     name = NAME
     kind = ToolKind.FILE
-
     description = DESCRIPTION
-
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:

@@ -14,7 +14,6 @@ from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
-    lenient_string,
     string_field,
 )
 from mm_tui.agent.tools.atomic import write_atomically
@@ -28,7 +27,7 @@ from mm_tui.agent.tools.base import (
 )
 from mm_tui.agent.tools.diffs import FileDiff, diff_texts
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
-from mm_tui.agent.tools.paths import clean_path_text, resolve_path
+from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
 
 NAME = "write_file"
 REJECTED = "[edit rejected by the user]"
@@ -72,13 +71,11 @@ class WriteFileTool(Tool):
     name = NAME
     kind = ToolKind.FILE
     rejection_text = REJECTED
-
     description = DESCRIPTION
-
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:
-        return f"{NAME} {clean_path_text(lenient_string(args, 'path'))}".rstrip()
+        return path_title(NAME, args)
 
     def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """Only a call that would change the disk asks: wrong arguments never do, and with
