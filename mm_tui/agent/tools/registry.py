@@ -100,6 +100,11 @@ def _build_lsp(config: Config, cwd: Path) -> tuple[Tool | None, list[str]]:
     user_configured = config.lsp_servers is not None
     specs = config.lsp_servers if user_configured else default_servers()
     tool, warnings = LspTool.create(specs, cwd, user_configured=user_configured)
-    if tool is None and user_configured and specs:
-        warnings.append("[warning: no configured language server was found — the lsp tool is off]")
+    if tool is None and specs:  # SPEC §4: the start banner says the tool is off
+        which = "configured" if user_configured else "known"
+        names = ", ".join(spec.name for spec in specs)
+        warnings.append(
+            f"[warning: no {which} language server ({names}) was found on the PATH — "
+            "the lsp tool is off]"
+        )
     return tool, list(warnings)
