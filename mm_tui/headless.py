@@ -86,15 +86,24 @@ def run_headless(
     for notice in agent.startup_notices:
         printer(notice)
     result: list[TurnEnded] = []
-    worker = threading.Thread(target=lambda: result.append(agent.run_turn(prompt)), daemon=True)
-    worker.start()
+    done = (
+        threading.Event()
+    )  # waited on, not join(): a Ctrl+C inside join() breaks the thread's lock
+
+    def turn() -> None:
+        try:
+            result.append(agent.run_turn(prompt))
+        finally:
+            done.set()
+
+    threading.Thread(target=turn, name="mm-headless-turn", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
+            pass
     except KeyboardInterrupt:  # Ctrl+C interrupts the turn (SPEC §3); the history stays valid
         agent.cancel()
         try:
-            worker.join(10)
+            done.wait(10)
         except KeyboardInterrupt:
             return 130
     finally:

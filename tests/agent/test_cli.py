@@ -100,3 +100,38 @@ def test_headless_exit_status_is_1_when_the_turn_ends_in_an_error(
     result = mm("-p", "hi", "--base-url", model_server.base_url, "--model", "m", cwd=tmp_path)
     assert result.returncode == 1
     assert "refused the API key (HTTP 401: no)" in result.stderr
+
+
+def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    import json
+    import signal
+    import time
+
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo $$ > pid.txt; sleep 30"})])
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MM_"))}
+    env.update({"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mm_tui.cli", "-p", "wait", "--yolo", "--base-url",
+         model_server.base_url, "--model", "m"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    pid_file = tmp_path / "pid.txt"
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=20)
+
+    assert process.returncode == 0, err
+    assert "‣ bash echo $$ > pid.txt; sleep 30  ■ interrupted" in out
+    assert "interrupted by the user" in err and "Traceback" not in err
+    sleep_pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(sleep_pid, 0)
+    [session] = (tmp_path / "data/mm/sessions").glob("*.json")
+    roles = [m["role"] for m in json.loads(session.read_text())["messages"]]
+    assert roles == ["system", "user", "assistant", "tool"]
