@@ -9,6 +9,7 @@ against a power cut, and an fsync per edit would cost more than the edit.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -25,6 +26,9 @@ def write_atomically(path: Path, data: bytes) -> None:
         kept_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         kept_mode = None
+    # A read-only file says "do not change me", to root too (a rename would replace it).
+    if kept_mode is not None and (kept_mode & 0o222 == 0 or not os.access(target, os.W_OK)):
+        raise PermissionError(errno.EACCES, f"the file is read-only (mode {kept_mode:o})")
     temporary = target.parent / f".{target.name}.{os.urandom(4).hex()}.mm-tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
