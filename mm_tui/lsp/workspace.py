@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.config import LspServerSpec
+from mm_tui.agent.tools.base import INTERRUPTED  # SPEC §3
 from mm_tui.lsp import actions
 from mm_tui.lsp.actions import ActionContext, Answer
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
@@ -29,7 +30,6 @@ from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, split_lines
 
-INTERRUPTED = "[interrupted by the user]"  # SPEC §3
 UNKNOWN_ACTION = (
     '[lsp: unknown action "{action}" — use definition, references, hover, symbols, '
     "diagnostics or rename]"

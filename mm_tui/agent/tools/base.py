@@ -16,6 +16,10 @@ from typing import Any, ClassVar
 
 from mm_tui.agent.events import ToolStatus
 
+#: What a call answers when the person interrupted it (SPEC §3): the turn loop, bash and the
+#: language-server client all say these same words.
+INTERRUPTED = "[interrupted by the user]"
+
 
 class ToolKind(StrEnum):
     """Which counter of the turn summary a tool's answers count in (SPEC §7)."""

@@ -32,7 +32,14 @@ from typing import Any
 
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.arguments import ArgumentProblem, argument_map, lenient_string, string_field
-from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolPreview, ToolResult
+from mm_tui.agent.tools.base import (
+    INTERRUPTED,
+    Tool,
+    ToolContext,
+    ToolKind,
+    ToolPreview,
+    ToolResult,
+)
 
 NAME = "bash"
 DEFAULT_TIMEOUT = 30.0
@@ -40,7 +47,6 @@ REJECTED = "[command rejected by the user]"
 TIMEOUT_LINE = "[error: {seconds}s timeout exceeded]"
 EXIT_LINE = "[exit code: exit status {code}]"
 SIGNAL_LINE = "[exit code: signal: {name}]"
-INTERRUPTED_LINE = "[interrupted by the user]"  # SPEC §3, the same words as the turn loop's
 NO_OUTPUT = "(no output)"
 BACKGROUND_LINE = (
     "[note: a background process still holds the output, so its later output is not shown; "
@@ -163,7 +169,7 @@ class BashTool(Tool):
         if not command.strip():
             return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
         if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
-            return ToolResult(INTERRUPTED_LINE, ToolStatus.INTERRUPTED)
+            return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
         try:
             process = subprocess.Popen(
                 ["bash", "-c", command],
@@ -298,7 +304,7 @@ def _result(reader: _PipeReader, outcome: _Outcome, timeout: float) -> ToolResul
     if status is ToolStatus.TIMED_OUT:
         endings.append(TIMEOUT_LINE.format(seconds=f"{timeout:g}"))
     elif status is ToolStatus.INTERRUPTED:
-        endings.append(INTERRUPTED_LINE)
+        endings.append(INTERRUPTED)
     elif outcome.flooded:
         endings.append(FLOOD_LINE.format(limit=OUTPUT_LIMIT_BYTES >> 20))
     else:

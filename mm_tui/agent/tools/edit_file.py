@@ -35,11 +35,12 @@ from mm_tui.agent.tools.base import (
 )
 from mm_tui.agent.tools.closest_lines import explain_missing
 from mm_tui.agent.tools.diffs import FileDiff, Replacement, apply_replacements, diff_replacements
+from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE, MISSING_FILE
+from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import decode_file_text, encode_file_text, looks_binary, plural
 from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
 
 NAME = "edit_file"
-REJECTED = "[edit rejected by the user]"
 AMBIGUOUS = (
     "old text appears {count} times (lines {lines}) — to change ONE of them, include its "
     "surrounding lines in old until the text is unique; to change several, send one edit "
@@ -62,11 +63,8 @@ DRY_RUN_HEADER = (
 )
 PREVIEW_HEADER = "{edits} to {path}: +{added} -{removed} lines, first change at line {first}"
 NO_CHANGE = "the edits leave {path} unchanged (each new equals its old); nothing was written"
-MISSING_FILE = "{path} does not exist. Create it with write_file"
 IS_DIRECTORY = "[error: {path} is a directory; edit_file edits one file]"
 BINARY_FILE = "[error: {path} is a binary file; edit_file edits text files only]"
-CANNOT_READ = "[error: cannot read {path}: {reason}]"
-CANNOT_WRITE = "[error: cannot write {path}: {reason}]"
 EDITS_FIELD = '[error: edit_file needs "edits" (an array of {"old": "...", "new": "..."})]'
 EDIT_FIELD = '[error: edit_file edit {number} needs "{field}" (a string{hint})]'
 LISTED_LINES = 10  # the ambiguity message names at most this many lines

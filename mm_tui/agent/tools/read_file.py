@@ -23,6 +23,7 @@ from mm_tui.agent.tools.arguments import (
     string_field,
 )
 from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult, truncate_output
+from mm_tui.agent.tools.file_messages import CANNOT_READ, MISSING_FILE
 from mm_tui.agent.tools.file_text import displayable, looks_binary
 from mm_tui.agent.tools.line_slice import LineSlice, PastEnd, read_line_slice
 from mm_tui.agent.tools.paths import clean_path_text, resolve_path
@@ -45,7 +46,6 @@ PARAMETERS: dict[str, Any] = {
     "required": ["path"],
 }
 
-MISSING_FILE = "{path} does not exist. Create it with write_file"
 EMPTY_FILE = "{path} is empty"
 BINARY_FILE = "{path} is a binary file ({size} bytes); read_file shows text files only"
 DIRECTORY_HEADER = "{path} is a directory; its entries:"
@@ -53,7 +53,6 @@ EMPTY_DIRECTORY = "{path} is an empty directory"
 START_PAST_END = "[error: {path} has {total} lines; start {start} is past the end]"
 END_BEFORE_START = '[error: read_file "end" ({end}) is before "start" ({start})]'
 NEGATIVE_LINE = '[error: read_file needs "{field}" (a line number, 0 or more)]'
-CANNOT_READ = "[error: cannot read {path}: {reason}]"
 CUT_BETWEEN_LINES = (
     '[output truncated: lines {first}-{last} not shown; read them with "start": {first}]'
 )

@@ -26,17 +26,16 @@ from mm_tui.agent.tools.base import (
     truncate_output,
 )
 from mm_tui.agent.tools.diffs import FileDiff, diff_texts
+from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
+from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
 from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
 
 NAME = "write_file"
-REJECTED = "[edit rejected by the user]"
 CREATED_HEADER = "created {path}: {lines}"
 REPLACED_HEADER = "wrote {path}: +{added} -{removed} lines, first change at line {first}"
 UNCHANGED = "{path} already has exactly this content; nothing was written"
 IS_DIRECTORY = "[error: {path} is a directory; write_file writes files]"
-CANNOT_WRITE = "[error: cannot write {path}: {reason}]"
-CANNOT_READ = "[error: cannot read {path}: {reason}]"
 
 DESCRIPTION = (
     "Create a file, or replace a whole file, with the given content. Parent directories "
