@@ -18,7 +18,12 @@ from typing import Any
 
 from mm_tui.agent.compaction import plan_compaction, summary_request
 from mm_tui.agent.config import Config
-from mm_tui.agent.context import discover_context_window, estimate_tokens, truncation_warning
+from mm_tui.agent.context import (
+    DEFAULT_CONTEXT_WINDOW,
+    discover_context_window,
+    estimate_tokens,
+    truncation_warning,
+)
 from mm_tui.agent.events import (
     COMPOSING_TOOL_CALL,
     THINKING,
@@ -62,16 +67,14 @@ from mm_tui.agent.session import (
 )
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
 from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
-from mm_tui.agent.tools.base import ToolContext, ToolKind
+from mm_tui.agent.tools.base import INTERRUPTED, ToolContext, ToolKind
 from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 
-INTERRUPTED_RESULT = "[interrupted by the user]"
 NOT_RUN_AFTER_LOOP = "[not run: the turn was stopped by the loop detector]"
 CUT_STREAM = "the model's answer was cut off: the stream ended without a finish reason"
 MAX_TURNS_REACHED = (
     "turn stopped: {n} model calls spent (maxTurns) — say how to go on, or raise maxTurns"
 )
-DEFAULT_CONTEXT_WINDOW = 8192
 TOOLS_UNSUPPORTED = re.compile(r"does not support tools|tools? (?:is|are) not supported", re.I)
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
 
@@ -406,13 +409,11 @@ class Agent:
     def _run_calls(self, calls: list[AssembledCall], turn: _TurnTally) -> TurnEnded | None:
         for position, call in enumerate(calls):
             if self._cancel.is_set():
-                self._fill_results(calls[position:], INTERRUPTED_RESULT, ToolStatus.INTERRUPTED)
+                self._fill_results(calls[position:], INTERRUPTED, ToolStatus.INTERRUPTED)
                 return TurnEnded("interrupted")
             verdict, status = self._run_call(call, turn)
             if status is ToolStatus.INTERRUPTED or self._cancel.is_set():
-                self._fill_results(
-                    calls[position + 1 :], INTERRUPTED_RESULT, ToolStatus.INTERRUPTED
-                )
+                self._fill_results(calls[position + 1 :], INTERRUPTED, ToolStatus.INTERRUPTED)
                 return TurnEnded("interrupted")
             if verdict is LoopVerdict.STOP:
                 self._fill_results(calls[position + 1 :], NOT_RUN_AFTER_LOOP, ToolStatus.FAILED)
@@ -486,7 +487,7 @@ class Agent:
                     call_id, tool.name, tool.preview(args, ctx), self.sink, self._cancel
                 )
                 if answer is None:
-                    return INTERRUPTED_RESULT, ToolStatus.INTERRUPTED, None
+                    return INTERRUPTED, ToolStatus.INTERRUPTED, None
                 if answer is PermissionAnswer.REJECT:
                     return tool.rejection_text, ToolStatus.REJECTED, None
             self._set_spinner(running_state(tool.name))
@@ -577,14 +578,11 @@ class Agent:
             return
         before = len(self.messages)
         self._set_spinner(WAITING_FOR_MODEL)
+        summary = StreamAssembler()
         try:
-            text = "".join(
-                (chunk_text or "")
-                for chunk in self.client.stream(
-                    summary_request(self.model, plan.middle), self._cancel
-                )
-                for chunk_text in [_chunk_text(chunk)]
-            ).strip()
+            for chunk in self.client.stream(summary_request(self.model, plan.middle), self._cancel):
+                summary.feed(chunk)
+            text = summary.text.strip()
             failure = "" if text else "the model returned an empty summary"
         except ModelFault as fault:
             text, failure = "", fault.message
@@ -665,9 +663,3 @@ class _TurnTally:
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
         )
-
-
-def _chunk_text(chunk: Any) -> str:
-    """The answer text one streamed chunk carries (for the summary call)."""
-    delta = StreamAssembler()
-    return delta.feed(chunk).text

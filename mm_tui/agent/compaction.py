@@ -7,7 +7,6 @@ its result. When the summary cannot be had, the middle is dropped instead, and t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,7 +106,3 @@ def summary_request(model: str, middle: list[dict[str, Any]]) -> dict[str, Any]:
             {"role": "user", "content": transcript_for_summary(middle)},
         ],
     }
-
-
-def history_size(messages: list[dict[str, Any]]) -> int:
-    return len(json.dumps(messages, ensure_ascii=False))

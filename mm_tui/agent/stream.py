@@ -52,7 +52,6 @@ class AssembledCall:
         self.badge = badge  # how the call was obtained when not natively (issue 6's ladder)
         self.raw = raw  # the text it was read from, shown one key away on the row
         self._parts: list[str] = []
-        self._joined = ""
         self.tail = ""
         self.length = 0
         self.size_bytes = 0
@@ -71,8 +70,7 @@ class AssembledCall:
     def arguments(self) -> str:
         if len(self._parts) > 1:
             self._parts = ["".join(self._parts)]
-        self._joined = self._parts[0] if self._parts else ""
-        return self._joined
+        return self._parts[0] if self._parts else ""
 
     def __repr__(self) -> str:
         return f"AssembledCall(id={self.id!r}, name={self.name!r}, length={self.length})"
