@@ -14,6 +14,7 @@ from typing import TextIO
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import (
+    STATUS_GLYPHS,
     Event,
     Notice,
     PermissionAnswer,
@@ -24,16 +25,6 @@ from mm_tui.agent.events import (
     TurnEnded,
     TurnSummary,
 )
-
-STATUS_GLYPHS: dict[ToolStatus, str] = {
-    ToolStatus.RUNNING: "…",
-    ToolStatus.DONE: "✓",
-    ToolStatus.FAILED: "✗",
-    ToolStatus.TIMED_OUT: "⏱",
-    ToolStatus.REJECTED: "⊘",
-    ToolStatus.INTERRUPTED: "■",
-    ToolStatus.LOOP_DETECTED: "↻",
-}
 
 
 def row_line(event: ToolFinished) -> str:

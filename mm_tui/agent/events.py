@@ -37,6 +37,18 @@ class ToolStatus(StrEnum):
     LOOP_DETECTED = "loop detected"
 
 
+#: One glyph per status, shared by the window's rows and the headless lines.
+STATUS_GLYPHS: dict[ToolStatus, str] = {
+    ToolStatus.RUNNING: "…",
+    ToolStatus.DONE: "✓",
+    ToolStatus.FAILED: "✗",
+    ToolStatus.TIMED_OUT: "⏱",
+    ToolStatus.REJECTED: "⊘",
+    ToolStatus.INTERRUPTED: "■",
+    ToolStatus.LOOP_DETECTED: "↻",
+}
+
+
 class PermissionAnswer(StrEnum):
     """The person's answer to a permission question: keys a, s, r."""
 

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from mm_tui.agent.events import (
+    STATUS_GLYPHS,
     PermissionAnswer,
     PermissionRequest,
     ToolFinished,
@@ -30,15 +31,15 @@ from mm_tui.widgets.status_line import spinner_glyph
 
 BULLET = "‣"
 ASKING_WORD = "waiting for your answer"
-# Glyph and theme colour of each status; the word is the status's own value.
-STATUS_LOOK: dict[ToolStatus, tuple[str, str]] = {
-    ToolStatus.RUNNING: ("", "$accent"),
-    ToolStatus.DONE: ("✓", "$success"),
-    ToolStatus.FAILED: ("✗", "$error"),
-    ToolStatus.TIMED_OUT: ("⏱", "$warning"),
-    ToolStatus.REJECTED: ("⊘", "$warning"),
-    ToolStatus.INTERRUPTED: ("■", "$text-muted"),
-    ToolStatus.LOOP_DETECTED: ("↻", "$error"),
+# Theme colour of each status (its glyph is the core's, its word the status's own value).
+STATUS_COLOURS: dict[ToolStatus, str] = {
+    ToolStatus.RUNNING: "$accent",
+    ToolStatus.DONE: "$success",
+    ToolStatus.FAILED: "$error",
+    ToolStatus.TIMED_OUT: "$warning",
+    ToolStatus.REJECTED: "$warning",
+    ToolStatus.INTERRUPTED: "$text-muted",
+    ToolStatus.LOOP_DETECTED: "$error",
 }
 OPEN_WHEN_FINISHED = {ToolStatus.FAILED, ToolStatus.TIMED_OUT, ToolStatus.LOOP_DETECTED}
 LIVE_OUTPUT_LIMIT = 200_000  # characters of live output kept for the row (the tail)
@@ -123,7 +124,7 @@ class ToolRow(Widget, can_focus=True):
         status = self.status_content()
         room = max(8, self.content_region.width - status.cell_length - 3)
         title = Content(first_line(self.title)).truncate(room, ellipsis=True)
-        bullet_style = STATUS_LOOK[self.status][1]
+        bullet_style = STATUS_COLOURS[self.status]
         badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
         return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status, badge)
 
@@ -138,7 +139,7 @@ class ToolRow(Widget, can_focus=True):
         """`⠋ running 1.2s`, `✓ done 0.4s · allowed once`, `? waiting for your answer`."""
         if self.question is not None:
             return Content.styled(f"? {ASKING_WORD} (a/s/r)", "bold $warning")
-        glyph, style = STATUS_LOOK[self.status]
+        glyph, style = STATUS_GLYPHS[self.status], STATUS_COLOURS[self.status]
         if self.status == ToolStatus.RUNNING:
             glyph = spinner_glyph(self.frame)
             seconds = max(0.0, self.clock() - self.started_at)
@@ -258,7 +259,7 @@ class ToolRow(Widget, can_focus=True):
 
     def to_markdown(self) -> str:
         """The row for `/export`: its line, then its output (or diff) in a fence."""
-        glyph = STATUS_LOOK[self.status][0] or "…"
+        glyph = STATUS_GLYPHS[self.status]
         line = f"**{BULLET} {literal(self.title)}** — {glyph} {self.status.value}"
         if self.duration is not None:
             line += f" {format_duration(self.duration)}"
