@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.measure import print_rows, row
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.lsp import LspTool
 from mm_tui.lsp.defaults import BASEDPYRIGHT, PYLSP
+from mm_tui.lsp.spec import LspServerSpec
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "lsp" / "fixtures" / "pyproj"
 REPEATS = 40

@@ -7,11 +7,14 @@ line on stderr and a non-zero status, never a traceback.
 from __future__ import annotations
 
 import argparse
-import os
+import logging
 import sys
 from pathlib import Path
 
 from mm_tui import __version__
+from mm_tui.support.debug_log import debug_requested, enable_debug_log
+
+log = logging.getLogger(__name__)
 
 EXIT_CONFIG_ERROR = 2
 
@@ -51,21 +54,34 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--demo", action="store_true", help="play the bundled demo session, no model"
     )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="write a debug log under $XDG_STATE_HOME/mm (also MM_DEBUG=1)",
+    )
     parser.add_argument("--version", action="version", version=f"mm-tui {__version__}")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run mm-tui; a bug still ends in one line (set MM_DEBUG=1 for the traceback)."""
+    """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
     args = build_parser().parse_args(argv)
+    log_path: Path | None = None
+    if debug_requested(args.debug):
+        try:
+            log_path = enable_debug_log()
+        except OSError as exc:
+            print(f"mm-tui: cannot write the debug log: {exc}", file=sys.stderr)
+        else:
+            print(f"mm-tui: debug log: {log_path}", file=sys.stderr)
     try:
         return _run(args)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        if os.environ.get("MM_DEBUG"):
-            raise
-        print(f"mm-tui: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        log.exception("internal error")
+        where = f" (traceback in {log_path})" if log_path else " (run with --debug for details)"
+        print(f"mm-tui: internal error: {type(exc).__name__}: {exc}{where}", file=sys.stderr)
         return 1
 
 

@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from mm_tui.agent.loop_detector import (
 )
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.permissions import PermissionGate
+from mm_tui.agent.port import PermissionMode, PermissionState, TopLineView
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.session import (
@@ -134,26 +136,39 @@ class Agent:
         return self.session.messages
 
     @property
-    def grants(self) -> set[str]:
-        return self.gate.grants
+    def grants(self) -> frozenset[str]:
+        return self.gate.snapshot()[2]
 
     @property
     def yolo(self) -> bool:
-        return self.gate.yolo
-
-    @yolo.setter
-    def yolo(self, value: bool) -> None:
-        self.gate.yolo = value
+        return self.gate.snapshot()[1]
 
     @property
     def permissions(self) -> str:
-        return self.gate.permissions
+        return self.gate.snapshot()[0]
 
-    @permissions.setter
-    def permissions(self, value: str) -> None:
-        if value not in ("ask", "allow"):
-            raise ValueError(f"permissions must be ask or allow, not {value!r}")
-        self.gate.permissions = value  # type: ignore[assignment]
+    def set_permissions(self, mode: PermissionMode) -> None:
+        self.gate.set_permissions(mode)
+
+    def set_yolo(self, on: bool) -> None:
+        self.gate.set_yolo(on)
+
+    def revoke_grants(self, names: Iterable[str] | None = None) -> list[str]:
+        return self.gate.revoke(names)
+
+    def permission_state(self) -> PermissionState:
+        mode, yolo, grants = self.gate.snapshot()
+        return PermissionState(mode, yolo, grants)
+
+    def top_line(self) -> TopLineView:
+        return TopLineView(
+            model=self.model,
+            server=self.base_url,
+            cwd=self.cwd,
+            used=self.context_tokens,
+            window=self.context_window,
+            mode="yolo" if self.yolo else "",
+        )
 
     @property
     def session_path(self) -> Path:

@@ -14,23 +14,13 @@ from typing import Any, Literal
 
 import yaml
 
+from mm_tui.lsp.spec import LspServerSpec
+
 DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
 
 class ConfigError(Exception):
     """A configuration problem, already phrased as the one line the person reads."""
-
-
-@dataclass(frozen=True)
-class LspServerSpec:
-    """One entry of `lsp.servers` (SPEC §6)."""
-
-    name: str
-    command: tuple[str, ...]
-    extensions: tuple[str, ...]
-    initialization_options: dict[str, Any] | None = None
-    settings: dict[str, Any] | None = None
-    root_markers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ printer, test) resolves it. The worker waits in short slices so that an interrup
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -19,13 +20,47 @@ from mm_tui.agent.tools.base import ToolPreview
 
 @dataclass
 class PermissionGate:
+    """Settings are read by the worker and changed by the window: both go through `lock`."""
+
     permissions: Literal["ask", "allow"] = "ask"
     yolo: bool = False
     grants: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def asks(self) -> bool:
-        return self.permissions == "ask" and not self.yolo
+        with self.lock:
+            return self.permissions == "ask" and not self.yolo
+
+    def set_permissions(self, mode: Literal["ask", "allow"]) -> None:
+        if mode not in ("ask", "allow"):
+            raise ValueError(f"permissions must be ask or allow, not {mode!r}")
+        with self.lock:
+            self.permissions = mode
+
+    def set_yolo(self, on: bool) -> None:
+        with self.lock:
+            self.yolo = on
+
+    def revoke(self, names: Iterable[str] | None = None) -> list[str]:
+        """Drop these grants (all when None); the ones that were held, sorted."""
+        with self.lock:
+            wanted = set(self.grants) if names is None else set(names)
+            revoked = sorted(wanted & self.grants)
+            self.grants -= wanted
+        return revoked
+
+    def snapshot(self) -> tuple[Literal["ask", "allow"], bool, frozenset[str]]:
+        with self.lock:
+            return self.permissions, self.yolo, frozenset(self.grants)
+
+    def _granted(self, tool: str) -> bool:
+        with self.lock:
+            return tool in self.grants
+
+    def _grant(self, tool: str) -> None:
+        with self.lock:
+            self.grants.add(tool)
 
     def decide(
         self,
@@ -38,7 +73,7 @@ class PermissionGate:
         """Allow, allow for the session, or reject; None when interrupted while waiting."""
         if not self.asks:
             return PermissionAnswer.ALLOW_ONCE
-        if tool in self.grants:
+        if self._granted(tool):
             sink(PermissionResolved(call_id, PermissionAnswer.ALLOW_SESSION, automatic=True))
             return PermissionAnswer.ALLOW_SESSION
         future: Future[PermissionAnswer] = Future()
@@ -61,6 +96,6 @@ class PermissionGate:
                     future.cancel()
                     return None
         if answer is PermissionAnswer.ALLOW_SESSION:
-            self.grants.add(tool)
+            self._grant(tool)
         sink(PermissionResolved(call_id, answer))
         return answer

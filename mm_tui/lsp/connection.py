@@ -25,13 +25,13 @@ from lsprotocol import types
 from pygls.client import JsonRPCClient
 from pygls.io_ import run_async
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.capabilities import CLIENT_CAPABILITIES
 from mm_tui.lsp.documents import OpenDocuments, path_of_uri
-from mm_tui.lsp.process_group import group_alive, signal_group, wait_group_gone
 from mm_tui.lsp.raw_protocol import RawJsonProtocol
 from mm_tui.lsp.server_requests import ServerRequestHandlers
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import POSITION_ENCODINGS, UTF16, UTF32
+from mm_tui.support.process_group import group_alive, signal_group, wait_group_gone
 
 # pygls reports server oddities through `logging`; with no handler at all Python would print
 # them on the terminal, under the window. The application decides where logs go.

@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from mm_tui.agent.config import LspServerSpec
+from mm_tui.lsp.spec import LspServerSpec
 
 PYTHON_EXTENSIONS = (".py", ".pyi")
 

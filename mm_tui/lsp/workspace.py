@@ -17,7 +17,6 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.tools.base import INTERRUPTED  # SPEC §3
 from mm_tui.lsp import actions
 from mm_tui.lsp.actions import ActionContext, Answer
@@ -27,6 +26,7 @@ from mm_tui.lsp.documents import read_text
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.loop import Interrupted, LoopThread
 from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, split_lines
 

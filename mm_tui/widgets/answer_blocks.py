@@ -10,8 +10,8 @@ from textual.content import Content
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from mm_tui.support.terminal_text import literal
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
-from mm_tui.widgets.literal_text import literal
 
 REASONING_TITLE = "Thinking"
 

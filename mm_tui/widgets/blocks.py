@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from mm_tui.agent.events import NoticeLevel, TurnSummary
-from mm_tui.widgets.literal_text import literal
+from mm_tui.support.terminal_text import literal
 
 USER_MARK = "›"
 # Glyph and theme colour of each notice level: four looks that never get confused.

@@ -156,7 +156,7 @@ class SlashCommandRunner:
         agent = self._agent("/yolo")
         if agent is None:
             return
-        agent.yolo = not agent.yolo
+        agent.set_yolo(not agent.yolo)
         self.say("warning" if agent.yolo else "info", YOLO_ON if agent.yolo else YOLO_OFF)
         self.app.refresh_top_line()
 
@@ -170,19 +170,17 @@ class SlashCommandRunner:
         if not argument:
 
             def revoke(revoked: set[str] | None) -> None:
-                for name in sorted(revoked or ()):
-                    agent.grants.discard(name)
+                for name in agent.revoke_grants(revoked or ()):
                     self.say("info", f"revoked: {name} asks again")
 
             screen = GrantsScreen(agent.grants, permissions=agent.permissions, yolo=agent.yolo)
             self.app.push_screen(screen, revoke)
         elif word in ("ask", "allow") and not tool:
-            agent.permissions = word
+            agent.set_permissions(word)
             self.say("info", f"permissions: {word}")
         elif word == "revoke":
             names = [tool] if tool else sorted(agent.grants)
-            for name in names:
-                agent.grants.discard(name)
+            agent.revoke_grants(names)
             self.say("info", f"revoked: {', '.join(names) or 'nothing to revoke'}")
         else:
             self.say("warning", PERMISSIONS_USAGE)

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Log, Static
 
-from mm_tui.widgets.literal_text import literal
+from mm_tui.support.terminal_text import literal
 
 # Up to this size an output is shown wrapped (readable); beyond, in a virtual Log.
 WRAPPED_OUTPUT_MAX_LINES = 2_000

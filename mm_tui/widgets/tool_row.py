@@ -24,7 +24,7 @@ from mm_tui.agent.events import (
     ToolStarted,
     ToolStatus,
 )
-from mm_tui.widgets.literal_text import first_line, literal
+from mm_tui.support.terminal_text import first_line, literal
 from mm_tui.widgets.output_log import DiffLog, OutputLog, output_view
 from mm_tui.widgets.permission import PermissionQuestion, answer_text
 from mm_tui.widgets.status_line import spinner_glyph

@@ -114,7 +114,7 @@ def test_allow_for_the_session_is_not_asked_again(
     resolved = events.of(PermissionResolved)
     assert [r.automatic for r in resolved] == [False, True]
     assert agent.grants == {"touch"}
-    agent.grants.discard("touch")  # /permissions revokes
+    assert agent.revoke_grants(["touch"]) == ["touch"]  # /permissions revokes, through the seam
     model_server.enqueue(Reply(tool_calls=[ToolCall("touch", {"path": "c"})]), Reply(text="ok"))
     agent.run_turn("one more")
     assert len(events.of(PermissionRequest)) == 2

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import Config, LspServerSpec
+from mm_tui.agent.config import Config
 from mm_tui.agent.tools.registry import build_registry
+from mm_tui.lsp.spec import LspServerSpec
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.lsp import LspTool
+from mm_tui.lsp.spec import LspServerSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOURCE = "def greet(name):\n    return name\n\ngreet('x')\n"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.defaults import BASEDPYRIGHT, PYLSP
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 
 FIXTURES = Path(__file__).parent / "fixtures"

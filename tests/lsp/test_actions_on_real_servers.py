@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 
 EMOJI_LINE = 'banner = "🎉✨ party " + greet("world")'

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.defaults import (
     BASEDPYRIGHT,
     PYLSP,
@@ -18,6 +17,7 @@ from mm_tui.lsp.defaults import (
     language_id,
 )
 from mm_tui.lsp.server_requests import settings_section
+from mm_tui.lsp.spec import LspServerSpec
 
 
 def test_the_defaults_cover_the_languages_of_the_spec_with_one_python_server() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext, ToolKind
 from mm_tui.agent.tools.lsp import LspTool
 from mm_tui.lsp.defaults import PYLSP, default_servers
+from mm_tui.lsp.spec import LspServerSpec
 from tests.lsp.conftest import copy_project, process_group_members
 
 GHOST = LspServerSpec(name="ghost", command=("mm-tui-no-such-server",), extensions=(".go",))

@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES, copy_project, process_group_members
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from mm_tui.agent.config import Config, LspServerSpec
+from mm_tui.agent.config import Config
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.scripted_server import Reply
 from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.widgets.help_screen import HelpScreen

@@ -40,6 +40,7 @@ from mm_tui.agent.tools.base import (
     ToolPreview,
     ToolResult,
 )
+from mm_tui.support.process_group import end_group_sync
 
 NAME = "bash"
 DEFAULT_TIMEOUT = 30.0
@@ -284,14 +285,7 @@ class _PipeReader:
 
 
 def _end_process_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to the whole group, a short grace, then SIGKILL to whatever is left."""
-    for sent in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sent)
-        if sent == signal.SIGTERM:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=TERMINATE_GRACE_SECONDS)
-    process.wait()
+    end_group_sync(process, TERMINATE_GRACE_SECONDS)
 
 
 def _result(reader: _PipeReader, outcome: _Outcome, timeout: float) -> ToolResult:

@@ -24,7 +24,6 @@ from mm_tui.agent.tools.arguments import (
     boolean_field,
     string_field,
 )
-from mm_tui.agent.tools.atomic import write_atomically
 from mm_tui.agent.tools.base import (
     Tool,
     ToolContext,
@@ -39,6 +38,7 @@ from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE, MISSING_
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import decode_file_text, encode_file_text, looks_binary, plural
 from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
+from mm_tui.support.atomic_write import write_atomically
 
 NAME = "edit_file"
 AMBIGUOUS = (

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mm_tui.agent.config import LspServerSpec
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
@@ -35,6 +34,7 @@ from mm_tui.agent.tools.base import (
 from mm_tui.agent.tools.paths import resolve_path
 from mm_tui.lsp.defaults import server_label
 from mm_tui.lsp.query import ACTIONS, LspQuery
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import clean_symbol, symbol_and_new_name
 
 if TYPE_CHECKING:

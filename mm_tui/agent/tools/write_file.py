@@ -16,7 +16,6 @@ from mm_tui.agent.tools.arguments import (
     argument_map,
     string_field,
 )
-from mm_tui.agent.tools.atomic import write_atomically
 from mm_tui.agent.tools.base import (
     Tool,
     ToolContext,
@@ -30,6 +29,7 @@ from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
 from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
+from mm_tui.support.atomic_write import write_atomically
 
 NAME = "write_file"
 CREATED_HEADER = "created {path}: {lines}"

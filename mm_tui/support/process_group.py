@@ -1,8 +1,9 @@
-"""Ending a server's whole process group, children included (SPEC §4: none left running).
+"""Ending a process's whole group, children included (SPEC §3, §4: none left running).
 
-Each server starts in its own session, so its process group holds everything it spawned:
-basedpyright's node under its Python launcher, a linter a server forks. A group whose only
-members are zombies (dead, waiting for a parent to reap them) counts as gone.
+Commands and language servers start in their own session, so the process group holds
+everything they spawned: a pipeline's members, basedpyright's node under its Python launcher.
+A group whose only members are zombies (dead, waiting for a parent to reap them) counts as
+gone. `end_group_sync` serves the bash tool's thread; `wait_group_gone` the lsp client's loop.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 _PROC = Path("/proc")
@@ -49,3 +52,13 @@ async def wait_group_gone(group: int, timeout: float) -> bool:
             return False
         await asyncio.sleep(0.02)
     return True
+
+
+def end_group_sync(process: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the process's group, `grace` seconds, SIGKILL to whatever is left; reaped."""
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        signal_group(process.pid, sent)
+        if sent == signal.SIGTERM:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=grace)
+    process.wait()

@@ -1,0 +1,83 @@
+"""The seam between a front (the window, headless, ACP) and whatever answers its turns.
+
+Both the live `Agent` and a replay source implement `AgentPort`; a front holds one and never
+reaches past it (no `getattr`, no attribute writes). Settings that the worker reads while a turn
+runs (permissions, yolo, grants) change only through these methods, under the gate's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from mm_tui.agent.events import Notice, TurnEnded
+
+PermissionMode = Literal["ask", "allow"]
+
+
+@dataclass(frozen=True)
+class PermissionState:
+    """A snapshot of the gate, for `/permissions` and the top line."""
+
+    mode: PermissionMode
+    yolo: bool
+    grants: frozenset[str]
+
+
+@dataclass(frozen=True)
+class TopLineView:
+    """What the window's top line shows: model, server, directory, context, mode."""
+
+    model: str
+    server: str
+    cwd: Path
+    used: int
+    window: int
+    mode: str  # "", "yolo" or "replay"
+
+
+class AgentPort(Protocol):
+    """What a front may ask of the core. Blocking methods run in a worker thread."""
+
+    @property
+    def startup_notices(self) -> list[Notice]: ...
+
+    def run_turn(self, text: str) -> TurnEnded:
+        """Run one user turn to its end (blocking); never raises for a fault."""
+        ...
+
+    def cancel(self) -> None:
+        """Interrupt the running turn or compaction; callable from any thread."""
+        ...
+
+    def close(self) -> None:
+        """Stop everything still running (commands, language servers)."""
+        ...
+
+    def compact(self) -> None:
+        """Summarise the conversation (blocking); outcomes are said as notices."""
+        ...
+
+    def new_session(self) -> None:
+        """A fresh history and a reset loop detector."""
+        ...
+
+    def list_models(self) -> list[str]:
+        """The server's models (blocking); raises `ModelFault` with one line."""
+        ...
+
+    def set_model(self, name: str) -> None: ...
+
+    def set_permissions(self, mode: PermissionMode) -> None: ...
+
+    def set_yolo(self, on: bool) -> None: ...
+
+    def revoke_grants(self, names: Iterable[str] | None = None) -> list[str]:
+        """Drop these session grants (all when None); returns those actually revoked, sorted."""
+        ...
+
+    def permission_state(self) -> PermissionState: ...
+
+    def top_line(self) -> TopLineView: ...
