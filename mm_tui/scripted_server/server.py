@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,6 +86,7 @@ class ScriptedServer:
     """
 
     def __init__(self, dialect: str = "openai", port: int = 0) -> None:
+        self._dialect = DIALECTS[0]
         self.dialect = dialect  # validated by the property; may be changed while serving
         self.port = port
         self.models: list[str] = list(DEFAULT_MODELS)
@@ -221,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
     """One connection: routes requests to the owner ScriptedServer."""
 
     protocol_version = "HTTP/1.1"
-    server: _HTTPServer
+    server: _HTTPServer  # pyright: ignore[reportIncompatibleVariableOverride]  # narrowed to ours
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silence: tests read captured requests, not a log on stderr."""
@@ -371,7 +372,7 @@ class _ChunkedWriter:
         self.buffer = bytearray()
         self.sent_any = False
 
-    def send_events(self, events: list[dict[str, Any] | str]) -> None:
+    def send_events(self, events: Sequence[dict[str, Any] | str]) -> None:
         for event in events:
             if self.delay and self.sent_any and self.stopping.wait(self.delay):
                 raise _ConnectionCut

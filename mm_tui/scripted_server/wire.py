@@ -178,7 +178,9 @@ class ChunkBuilder:
         chunk["choices"] = choices
         return chunk
 
-    def delta_chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict:
+    def delta_chunk(
+        self, delta: dict[str, Any], finish_reason: str | None = None
+    ) -> dict[str, Any]:
         if self.traits.content_in_every_delta:
             delta = {"content": "", **delta}
         if self.traits.role_in_every_delta and delta:

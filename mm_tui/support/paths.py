@@ -1,7 +1,9 @@
-"""Where mm-tui keeps things, in one place (XDG base directories, through platformdirs).
+"""Where mm-tui keeps things, in one place: the XDG base directories (SPEC §2, §8).
 
 Every path honours `XDG_CONFIG_HOME`, `XDG_DATA_HOME` and `XDG_STATE_HOME` when they are set
-at the moment of the call (tests set them per test), and mm's own folder name `mm`.
+at the moment of the call, read from `env` when one is given (config discovery is tested with
+its own environment). Not platformdirs: it follows each OS's own convention (`~/Library` on
+macOS) where the spec fixes XDG paths everywhere, and it reads only `os.environ`.
 """
 
 from __future__ import annotations
