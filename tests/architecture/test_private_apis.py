@@ -1,0 +1,61 @@
+"""Private members of pinned libraries that mm-tui cannot avoid, each used here the way the
+code uses it, so a Textual upgrade that changes them fails this test and not a user's window.
+
+Textual 8.2.8 (pinned exactly in pyproject) exports no list block classes from its public
+`textual.widgets.markdown`; `mm_tui/widgets/compact_lists.py` subclasses them and reads each
+block's `_markdown`, `_token`, `_content` and `_blocks` to draw a simple list item as one widget.
+"""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import _markdown as textual_markdown
+
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.compact_lists import ListItemLine
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+PRIVATE_BLOCKS = (
+    "MarkdownBlock",
+    "MarkdownBullet",
+    "MarkdownBulletList",
+    "MarkdownListItem",
+    "MarkdownOrderedList",
+    "MarkdownOrderedListItem",
+    "MarkdownParagraph",
+)
+
+
+def test_the_private_markdown_block_classes_still_exist() -> None:
+    missing = [name for name in PRIVATE_BLOCKS if not hasattr(textual_markdown, name)]
+    assert missing == []
+
+
+class _AnswerApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield AnswerBlock()
+
+
+async def test_a_simple_list_item_is_drawn_by_one_widget_from_textuals_private_members() -> None:
+    app = _AnswerApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        answer = app.query_one(AnswerBlock)
+        await answer.add("Steps:\n\n- first thing\n- second **bold**\n\n1. one\n2. two\n")
+        await answer.finish()
+        await pilot.pause()
+        lines = list(app.query(ListItemLine))
+        assert [line.symbol for line in lines] == ["• ", "• ", " 1. ", " 2. "]
+        assert [line._content.plain for line in lines] == [
+            "first thing",
+            "second bold",
+            "one",
+            "two",
+        ]
