@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["doctor"]:  # until the CLI has subcommands (h7): `mm-tui doctor …`
+        from mm_tui.doctor import main as doctor
+
+        return doctor(argv[1:])
     args = build_parser().parse_args(argv)
     log_path: Path | None = None
     if debug_requested(args.debug):

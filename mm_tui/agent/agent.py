@@ -58,6 +58,7 @@ from mm_tui.agent.loop_detector import (
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.port import PermissionMode, PermissionState, TopLineView
+from mm_tui.agent.project_instructions import load_project_instructions
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.session import (
@@ -111,6 +112,8 @@ class Agent:
         self.detector = LoopDetector()
         self.registry = registry if registry is not None else build_registry(config, self.cwd)
         self.startup_notices: list[Notice] = [Notice("warning", n) for n in self.registry.notices]
+        if (instructions := load_project_instructions(self.cwd)) is not None:
+            self.startup_notices.append(Notice(instructions.level, instructions.note))
         self.store = store or SessionStore()
         self.session = self._open_session(resume, continue_last)
         self.context_window = config.context_window or DEFAULT_CONTEXT_WINDOW

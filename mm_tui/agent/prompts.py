@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mm_tui.agent.config import Config
+from mm_tui.agent.project_instructions import load_project_instructions, with_project_instructions
 
 BUILTIN_SYSTEM_PROMPT = """\
 You are mm, a coding agent working in the directory {cwd}.
@@ -21,6 +22,11 @@ How to work:
 
 
 def system_prompt(config: Config, cwd: Path) -> str:
+    """The base prompt, then the project's AGENTS.md (read again for each new session)."""
+    return with_project_instructions(_base_prompt(config, cwd), load_project_instructions(cwd))
+
+
+def _base_prompt(config: Config, cwd: Path) -> str:
     """The prompt from the config (text or file), else the built-in one."""
     if config.system_prompt:
         return config.system_prompt

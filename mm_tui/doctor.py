@@ -1,0 +1,133 @@
+"""`mm-tui doctor`: the checks a first run needs, printed one per line; non-zero on a problem.
+
+Server, model, context window, tool support (from `agent.server_check`, shared with the
+window's first screen), then the language servers on the PATH and the config files found.
+It reads the same flags and config as the window, so what it says is what the window will do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TextIO
+
+from mm_tui.agent.config import Config, config_candidates
+from mm_tui.agent.server_check import Finding, check_context, check_server, check_tools
+
+EXIT_PROBLEM = 1
+EXIT_CONFIG_ERROR = 2  # as the window's
+MARKS = {"ok": "✓", "warning": "!", "problem": "✗"}
+LSP_FOUND = "language server {name}: {path}"
+LSP_MISSING = "language server {name}: `{command}` is not on the PATH (the lsp tool skips it)"
+LSP_NONE = "no language server on the PATH — the lsp tool is off"
+CONFIG_USED = "config {path} (used)"
+CONFIG_SHADOWED = "config {path} (found, not used: an earlier one wins)"
+CONFIG_NONE = "no config file (defaults, environment and flags)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`doctor` takes no arguments of its own: --base-url, --model and --config are shared."""
+
+
+def language_server_findings(
+    config: Config, which: Callable[[str], str | None] = shutil.which
+) -> list[Finding]:
+    """One line per configured (or default) server: found where, or not on the PATH."""
+    from mm_tui.lsp.defaults import default_servers
+
+    specs = config.lsp_servers if config.lsp_servers is not None else default_servers(which)
+    findings = []
+    for spec in specs:
+        path = which(spec.command[0])
+        if path:
+            findings.append(Finding("lsp", "ok", LSP_FOUND.format(name=spec.name, path=path)))
+        else:
+            command = spec.command[0]
+            findings.append(
+                Finding("lsp", "warning", LSP_MISSING.format(name=spec.name, command=command))
+            )
+    if specs and all(f.level == "warning" for f in findings):
+        findings.append(Finding("lsp", "warning", LSP_NONE))
+    return findings
+
+
+def config_findings(config: Config, cwd: Path, env: Mapping[str, str]) -> list[Finding]:
+    """The config file used, and the candidates found but shadowed by it."""
+    used = config.source
+    findings = []
+    if used is not None:
+        findings.append(Finding("config", "ok", CONFIG_USED.format(path=used)))
+    for path in config_candidates(cwd, env):
+        if path.exists() and (used is None or path.resolve() != Path(used).resolve()):
+            if used is None:
+                findings.append(Finding("config", "ok", CONFIG_USED.format(path=path)))
+                used = path
+            else:
+                findings.append(Finding("config", "ok", CONFIG_SHADOWED.format(path=path)))
+    if not findings:
+        findings.append(Finding("config", "ok", CONFIG_NONE))
+    return findings
+
+
+def run_checks(
+    config: Config,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[Finding]:
+    """Every check, in the order printed."""
+    report = check_server(config)
+    findings = list(report.findings)
+    if report.model:
+        findings.append(check_context(config, report.model))
+        findings.append(check_tools(config, report.model))
+    findings += language_server_findings(config, which)
+    findings += config_findings(config, cwd, os.environ if env is None else env)
+    return findings
+
+
+def print_findings(findings: list[Finding], out: TextIO) -> None:
+    for finding in findings:
+        print(f"{MARKS[finding.level]} {finding.text}", file=out)
+        if finding.fix:
+            print(f"    run: {finding.fix}", file=out)
+
+
+def run(args: argparse.Namespace, load_config: Callable[[Path], Config]) -> int:
+    """Print the checks; exit 1 when any is a problem (a warning is not), 2 on a bad config."""
+    from mm_tui.agent.config import ConfigError
+
+    cwd = Path.cwd()
+    try:
+        config = load_config(cwd)
+    except ConfigError as exc:
+        print(f"mm-tui: {exc}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
+    findings = run_checks(config, cwd)
+    print_findings(findings, sys.stdout)
+    return EXIT_PROBLEM if any(f.level == "problem" for f in findings) else 0
+
+
+def main(argv: list[str]) -> int:
+    """`mm-tui doctor [--base-url URL] [--model NAME] [--config PATH]`."""
+    from mm_tui.agent.config import load_config
+
+    parser = argparse.ArgumentParser(
+        prog="mm-tui doctor",
+        description="Check the server, model, context, tools, language servers and config.",
+    )
+    parser.add_argument("--config", type=Path, metavar="PATH", help="the YAML configuration file")
+    parser.add_argument("--model", help="the model to check (default: the first the server lists)")
+    parser.add_argument("--base-url", metavar="URL", help="the OpenAI-compatible endpoint")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+
+    def load(cwd: Path) -> Config:
+        overrides = {"model": args.model, "base_url": args.base_url}
+        return load_config(args.config, cwd=cwd, overrides=overrides)
+
+    return run(args, load)
