@@ -9,6 +9,7 @@ and every turn ends with its TurnSummary.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from mm_tui.agent.events import (
     SpinnerChanged,
     TextDelta,
     ToolFinished,
+    ToolKind,
     ToolStarted,
     ToolStatus,
     TurnEnded,
@@ -33,18 +35,10 @@ from mm_tui.agent.events import (
     TurnSummary,
     running_state,
 )
+from mm_tui.agent.tool_record import ToolRecord
 
 TimedEvent = tuple[float, Any]  # (seconds to wait before it, the event)
 END_OF_REPLAY = "end of the replay — Ctrl+Q quits"
-# Which summary counter each built-in tool counts in (SPEC §7).
-COUNTER_OF_TOOL = {
-    "bash": "commands",
-    "read_file": "file_ops",
-    "write_file": "file_ops",
-    "edit_file": "file_ops",
-    "read_skill": "skills",
-    "lsp": "lsp_calls",
-}
 
 
 class ReplayError(Exception):
@@ -152,7 +146,7 @@ def _turn_events(
 ) -> list[TimedEvent]:
     events: list[TimedEvent] = []
     step, chunk = pace.wait(pace.step_seconds), pace.wait(pace.chunk_seconds)
-    counters = dict.fromkeys(("commands", "file_ops", "skills", "lsp_calls"), 0)
+    counts: Counter[ToolKind] = Counter()
     duration = 0.0
     names: dict[str, str] = {}
     arguments: dict[str, dict[str, Any]] = {}
@@ -178,20 +172,19 @@ def _turn_events(
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
             name = names.get(call_id, "tool")
-            meta = tool_meta.get(call_id) or {}
-            seconds = float(meta.get("duration") or 0.0)
-            duration += seconds
-            if name in COUNTER_OF_TOOL:
-                counters[COUNTER_OF_TOOL[name]] += 1
-            events += _tool_events(call_id, name, arguments.get(call_id, {}), meta, content, pace)
+            record = ToolRecord.from_json(tool_meta.get(call_id))
+            duration += record.duration
+            kind = record.counted_kind(name)
+            if kind is not None:
+                counts[kind] += 1
+            events += _tool_events(call_id, name, arguments.get(call_id, {}), record, content, pace)
             events.append((0.0, SpinnerChanged(WAITING_FOR_MODEL)))
     for error in turn.errors:
         where, text = str(error.get("where") or ""), str(error.get("message") or "")
         level = "loop" if where == "generation" and "loop detector" in text else "error"
         events.append((step, Notice(level, text)))
     events.append((0.0, SpinnerChanged("")))
-    summary = TurnSummary(**counters, duration=duration, prompt_tokens=tokens[0],
-                          completion_tokens=tokens[1])  # fmt: skip
+    summary = TurnSummary.of(counts, duration, prompt_tokens=tokens[0], completion_tokens=tokens[1])
     events.append((0.0, summary))
     reason = "error" if turn.errors else "answered"
     error_text = str(turn.errors[-1].get("message")) if turn.errors else None
@@ -210,16 +203,10 @@ def _parsed(arguments: Any) -> dict[str, Any]:
 
 
 def _tool_events(
-    call_id: str, name: str, args: dict[str, Any], meta: dict[str, Any], output: str, pace: Pace
+    call_id: str, name: str, args: dict[str, Any], record: ToolRecord, output: str, pace: Pace
 ) -> list[TimedEvent]:
-    title = str(meta.get("title") or "")
-    try:
-        status = ToolStatus(meta.get("status") or ToolStatus.DONE.value)
-    except ValueError:
-        status = ToolStatus.DONE
-    seconds = float(meta.get("duration") or 0.0)
-    diff = meta.get("diff") or None
-    badge, raw = str(meta.get("badge") or ""), str(meta.get("raw") or "")
+    title, status, seconds, diff = record.title, record.status, record.duration, record.diff
+    badge, raw = record.badge, record.raw
     events: list[TimedEvent] = [(0.0, ToolStarted(call_id, name, args, title, badge, raw))]
     if status == ToolStatus.REJECTED:
         events.append(

@@ -3,12 +3,25 @@
 Kept word for word: the system prompt, the first user message (the task as the person said it)
 and the last turns. A turn is cut only at user messages, so a tool call is never separated from
 its result. When the summary cannot be had, the middle is dropped instead, and that is said.
+`compact` runs it against a conversation: plan, ask the model, replace, say what happened.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mm_tui.agent.events import WAITING_FOR_MODEL, Notice
+from mm_tui.agent.model_client import Interrupted, ModelFault
+from mm_tui.agent.stream import StreamAssembler
+
+if TYPE_CHECKING:
+    from mm_tui.agent.conversation import Conversation
+    from mm_tui.agent.model_client import ModelClient
+    from mm_tui.agent.turn_signals import TurnSignals
+
+log = logging.getLogger(__name__)
 
 SUMMARY_INSTRUCTIONS = """\
 You are summarising a coding session so that it can continue without the full history.
@@ -106,3 +119,44 @@ def summary_request(model: str, middle: list[dict[str, Any]]) -> dict[str, Any]:
             {"role": "user", "content": transcript_for_summary(middle)},
         ],
     }
+
+
+def compact(
+    conversation: Conversation, client: ModelClient, signals: TurnSignals, model: str
+) -> bool:
+    """Summarise the conversation's middle with `model` and keep the result (saved); said as
+    notices. Returns False when there was nothing to compact."""
+    plan = plan_compaction(conversation.messages)
+    if plan is None:
+        signals.sink(Notice("info", "nothing to compact yet: the conversation is short"))
+        return False
+    before = len(conversation.messages)
+    signals.set_spinner(WAITING_FOR_MODEL)
+    summary = StreamAssembler()
+    try:
+        for chunk in client.stream(summary_request(model, plan.middle), signals.cancel):
+            summary.feed(chunk)
+        text = summary.text.strip()
+        failure = "" if text else "the model returned an empty summary"
+    except ModelFault as fault:
+        log.debug("the summary request failed", exc_info=True)
+        text, failure = "", fault.message
+    except Interrupted:
+        text, failure = "", "interrupted"
+    if text:
+        conversation.replace_messages(plan.with_summary(text))
+        signals.sink(
+            Notice(
+                "info",
+                f"compacted {len(plan.middle)} message(s) into a summary "
+                f"({before} → {len(conversation.messages)} messages)",
+            )
+        )
+        return True
+    message = (
+        f"compaction failed ({failure}) — dropped the {len(plan.middle)} oldest message(s) instead"
+    )
+    conversation.add_error("compact", message, save=False)
+    conversation.replace_messages(plan.with_middle_dropped())
+    signals.sink(Notice("warning", message))
+    return True

@@ -9,9 +9,12 @@ tiny requests, made once, from the worker thread.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 8192
 #: Ollama runs a model with 4096 tokens of context unless num_ctx or OLLAMA_CONTEXT_LENGTH
@@ -54,10 +57,13 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
         if isinstance(n_ctx, int) and n_ctx > 0:
             return ContextWindow(n_ctx, "llama-server /props")
     except (OSError, ValueError, AttributeError):
-        pass
+        log.debug("no llama-server /props at %s", root, exc_info=True)
     try:
         show = _fetch_json(f"{root}/api/show", {"model": model}, timeout)
     except (OSError, ValueError):
+        log.debug(
+            "no Ollama /api/show at %s: assuming %d", root, DEFAULT_CONTEXT_WINDOW, exc_info=True
+        )
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
     if not isinstance(show, dict):
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
@@ -94,3 +100,38 @@ def truncation_warning(sent_estimate: int, prompt_tokens: int, window: int) -> s
         f"probably cutting the conversation to its context (mm-tui assumes {window}); raise the "
         "server's context (Ollama: num_ctx or OLLAMA_CONTEXT_LENGTH) and set contextWindow"
     )
+
+
+class ContextBudget:
+    """How much of the window the conversation uses, as the top line and auto-compaction see
+    it: the server's count after each call, else our estimate."""
+
+    def __init__(self, configured: int | None) -> None:
+        self.window = configured or DEFAULT_CONTEXT_WINDOW
+        self._known = configured is not None
+        self.used = 0
+
+    def ensure_known(self, base_url: str, model: str) -> str:
+        """Ask the server for its window once (first turn); returns a note to say, or ""."""
+        if self._known:
+            return ""
+        self._known = True
+        found = discover_context_window(base_url, model)
+        self.window = found.tokens
+        return found.note
+
+    def after_call(self, request: dict[str, Any], usage: tuple[int, int] | None, text: str) -> str:
+        """Record what one call used; returns a truncation warning when the server seems to
+        have cut what it was sent, else ""."""
+        if usage is None:
+            self.used = estimate_tokens(request) + len(text) // CHARS_PER_TOKEN
+            return ""
+        self.used = sum(usage)
+        return truncation_warning(estimate_tokens(request), usage[0], self.window) or ""
+
+    def over(self, fraction: float | None) -> bool:
+        """Whether `fraction` of the window is used (auto-compaction's trigger)."""
+        return bool(fraction) and self.used >= (fraction or 0) * self.window
+
+    def reset(self) -> None:
+        self.used = 0

@@ -6,7 +6,7 @@ small frozen dataclasses. Read this file to learn the whole protocol between cor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,6 +47,19 @@ STATUS_GLYPHS: dict[ToolStatus, str] = {
     ToolStatus.INTERRUPTED: "■",
     ToolStatus.LOOP_DETECTED: "↻",
 }
+
+
+class ToolKind(StrEnum):
+    """Which counter of the turn summary a tool's calls count in (SPEC §7).
+
+    The value IS the counter's name: in `TurnSummary`, in the session file's `counters` and in
+    replays. It is spelled here and nowhere else.
+    """
+
+    COMMAND = "commands"  # ⚙ N command(s)
+    FILE = "file_ops"  # 📝 N file op(s)
+    SKILL = "skills"  # 📖 N skill(s)
+    LSP = "lsp_calls"  # 🔎 N lsp call(s)
 
 
 class PermissionAnswer(StrEnum):
@@ -180,6 +193,28 @@ class TurnSummary:
     duration: float
     prompt_tokens: int
     completion_tokens: int
+
+    @classmethod
+    def of(
+        cls,
+        counts: Mapping[ToolKind, int],
+        duration: float,
+        prompt_tokens: int,
+        completion_tokens: int,
+    ) -> TurnSummary:
+        """The summary of these counts per tool kind (a kind absent counts 0)."""
+        by_name = {kind.value: counts.get(kind, 0) for kind in ToolKind}
+        return cls(
+            **by_name,
+            duration=duration,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+        )
+
+    def count(self, kind: ToolKind) -> int:
+        """The counter of one tool kind."""
+        value: int = getattr(self, kind.value)
+        return value
 
     def line(self) -> str:
         """`⚙ N command(s) · 📝 N file op(s) · 📖 N skill(s) · 🔎 N lsp call(s)` + time, tokens."""

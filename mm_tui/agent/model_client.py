@@ -6,13 +6,15 @@ fault turned into one clear line (SPEC §3).
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import queue
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 HOW_TO_SET_URL = "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
 RETRYABLE_STATUSES = (429, 500, 502, 503, 504)
@@ -64,6 +66,7 @@ class ModelClient:
         try:
             return [m.id for m in self.client.models.list()]
         except Exception as exc:  # every failure becomes one line
+            log.debug("listing the models failed", exc_info=True)
             raise self.describe(exc, model=None) from None
 
     def stream(self, request: dict[str, Any], cancel: threading.Event) -> Iterator[Any]:
@@ -89,6 +92,7 @@ class ModelClient:
                             break
                         chunks.put(chunk)
             except BaseException as exc:  # handed to the consumer, which describes it
+                log.debug("the model stream ended with an exception", exc_info=True)
                 chunks.put(exc)
             finally:
                 chunks.put(_DONE)
@@ -117,8 +121,10 @@ class ModelClient:
         finally:
             response = holder.get("response")
             if response is not None and producer.is_alive():
-                with contextlib.suppress(Exception):
+                try:
                     response.close()
+                except Exception:  # closing a broken stream must not hide why it broke
+                    log.debug("closing the model stream failed", exc_info=True)
 
     def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
         """Turn any exception from the client into one line a person can act on."""
@@ -222,8 +228,8 @@ def _with_final_blank(lines: Iterator[str]) -> Iterator[str]:
 
 def _root_cause(exc: BaseException) -> str:
     seen = exc
-    while seen.__cause__ is not None or seen.__context__ is not None:
-        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+    while (earlier := seen.__cause__ or seen.__context__) is not None:
+        seen = earlier
     text = str(seen) or type(seen).__name__
     if "refused" in text.lower():
         return "connection refused"

@@ -6,14 +6,16 @@ The API key is never part of a session: nothing here receives it.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from mm_tui.agent.tool_record import ToolRecord
+from mm_tui.support.atomic_write import write_atomically
+from mm_tui.support.paths import data_dir
 
 SESSION_VERSION = 1
 
@@ -23,9 +25,8 @@ class SessionError(Exception):
 
 
 def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local/share")
-    return Path(base) / "mm" / "sessions"
+    """`$XDG_DATA_HOME/mm/sessions` (SPEC §8)."""
+    return data_dir(env) / "sessions"
 
 
 def new_session_id() -> str:
@@ -42,7 +43,7 @@ class Session:
     cwd: str
     created: float = field(default_factory=time.time)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    tool_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_meta: dict[str, ToolRecord] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(
         default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0}
@@ -58,7 +59,7 @@ class Session:
             "cwd": self.cwd,
             "created": self.created,
             "messages": self.messages,
-            "tool_meta": self.tool_meta,
+            "tool_meta": {call_id: record.to_json() for call_id, record in self.tool_meta.items()},
             "counters": self.counters,
             "usage": self.usage,
             "errors": self.errors,
@@ -67,22 +68,6 @@ class Session:
     def add_error(self, where: str, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self.errors.append({"time": stamp, "where": where, "message": message})
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename it over `path`:
-    a reader (or a crash) sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class SessionStore:
@@ -96,7 +81,8 @@ class SessionStore:
 
     def save(self, session: Session) -> Path:
         path = self.path_for(session.id)
-        atomic_write_text(path, json.dumps(session.to_json(), ensure_ascii=False, indent=1))
+        text = json.dumps(session.to_json(), ensure_ascii=False, indent=1)
+        write_atomically(path, text.encode("utf-8"), durable=True, new_file_mode=0o600)
         return path
 
     def load(self, session_id: str) -> Session:
@@ -171,7 +157,10 @@ def load_session_file(path: Path) -> Session:
         cwd=str(data.get("cwd") or ""),
         created=float(data.get("created") or time.time()),
         messages=list(data["messages"]),
-        tool_meta=dict(data.get("tool_meta") or {}),
+        tool_meta={
+            str(call_id): ToolRecord.from_json(record)
+            for call_id, record in dict(data.get("tool_meta") or {}).items()
+        },
         counters=dict(data.get("counters") or {}),
         usage=dict(data.get("usage") or {"prompt_tokens": 0, "completion_tokens": 0}),
         errors=list(data.get("errors") or []),

@@ -3,8 +3,10 @@
 The bytes go to a temporary file in the same directory, which is then renamed over the
 target: a rename within one file system is atomic. The file's permission bits are kept; a new
 file gets the usual `0o666` minus the umask. A symbolic link is followed so the link stays a
-link and its target changes. No fsync: atomicity against a crash of mm-tui is the goal, not
-against a power cut, and an fsync per edit would cost more than the edit.
+link and its target changes. By default no fsync: for the file tools atomicity against a crash
+of mm-tui is the goal, not against a power cut, and an fsync per edit would cost more than the
+edit. `durable=True` (sessions: the conversation must survive a power cut too) flushes the
+file's bytes before the rename and the directory's entry after it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ import stat
 from pathlib import Path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(
+    path: Path, data: bytes, *, durable: bool = False, new_file_mode: int = 0o666
+) -> None:
     """Replace (or create) `path` with `data`, creating missing parent directories.
+
+    With `durable`, the data and the rename are on disk when this returns (fsync of the file,
+    then of its directory). A new file gets `new_file_mode` minus the umask (sessions: 0o600,
+    a conversation is private); an existing file keeps its own mode.
 
     Raises OSError on failure, leaving the original file untouched and no temporary behind.
     """
@@ -30,7 +38,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     if kept_mode is not None and (kept_mode & 0o222 == 0 or not os.access(target, os.W_OK)):
         raise PermissionError(errno.EACCES, f"the file is read-only (mode {kept_mode:o})")
     temporary = target.parent / f".{target.name}.{os.urandom(4).hex()}.mm-tmp"
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, new_file_mode)
     try:
         try:
             if kept_mode is not None:
@@ -39,9 +47,26 @@ def write_atomically(path: Path, data: bytes) -> None:
             while view:
                 written = os.write(descriptor, view)
                 view = view[written:]
+            if durable:
+                os.fsync(descriptor)
         finally:
             os.close(descriptor)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+    if durable:
+        sync_directory(target.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    """Flush a directory's entries (a rename, a new file) to disk; POSIX only, a no-op where
+    a directory cannot be opened (Windows)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -25,7 +25,7 @@ class EchoTool(Tool):
 
     name = "echo"
     kind = ToolKind.COMMAND
-    description = "Echo the text back."
+    fixed_description = "Echo the text back."
     parameters = {"type": "object", "properties": {"text": {"type": "string"}}}
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -38,7 +38,7 @@ class GuardedTool(Tool):
     name = "touch"
     kind = ToolKind.FILE
     rejection_text = "[edit rejected by the user]"
-    description = "Create an empty file."
+    fixed_description = "Create an empty file."
     parameters = {"type": "object", "properties": {"path": {"type": "string"}}}
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -51,7 +51,7 @@ class WaitTool(Tool):
 
     name = "wait"
     kind = ToolKind.COMMAND
-    description = "Wait."
+    fixed_description = "Wait."
     parameters = {"type": "object", "properties": {}}
 
     def __init__(self) -> None:

@@ -20,13 +20,13 @@ def test_the_file_is_rewritten_after_every_message(
     model_server.enqueue(Reply(tool_calls=[ToolCall("echo", {"text": "x"})]), Reply(text="ok"))
     seen: list[int] = []
     agent, events = make_agent()
-    original_append = agent._append
+    original_append = agent.conversation.append
 
     def spy(message: dict) -> None:
         original_append(message)
         seen.append(len(json.loads(agent.session_path.read_text())["messages"]))
 
-    agent._append = spy  # type: ignore[method-assign]
+    agent.conversation.append = spy  # type: ignore[method-assign]
     agent.run_turn("go")
 
     assert seen == [2, 3, 4, 5]  # user, assistant+call, tool, assistant
@@ -35,7 +35,7 @@ def test_the_file_is_rewritten_after_every_message(
     assert data["base_url"] == model_server.base_url and data["cwd"] == str(agent.cwd)
     assert data["counters"]["commands"] == 1 and data["usage"]["prompt_tokens"] > 0
     assert data["errors"] == []
-    assert not list(agent.session_path.parent.glob("*.tmp"))  # no leftover temp files
+    assert not list(agent.session_path.parent.glob("*tmp*"))  # no leftover temp files
 
 
 def test_the_api_key_appears_in_no_session_file(

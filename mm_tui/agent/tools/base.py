@@ -10,24 +10,24 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.events import ToolKind, ToolStatus
 
 #: What a call answers when the person interrupted it (SPEC §3): the turn loop, bash and the
 #: language-server client all say these same words.
 INTERRUPTED = "[interrupted by the user]"
 
-
-class ToolKind(StrEnum):
-    """Which counter of the turn summary a tool's answers count in (SPEC §7)."""
-
-    COMMAND = "command"  # ⚙ N command(s)
-    FILE = "file"  # 📝 N file op(s)
-    SKILL = "skill"  # 📖 N skill(s)
-    LSP = "lsp"  # 🔎 N lsp call(s)
+__all__ = [
+    "INTERRUPTED",
+    "Tool",
+    "ToolContext",
+    "ToolKind",
+    "ToolPreview",
+    "ToolResult",
+    "truncate_output",
+]
 
 
 @dataclass
@@ -66,11 +66,16 @@ class Tool(ABC):
     #: The text returned when the person rejects the call; None = the tool never asks.
     rejection_text: ClassVar[str | None] = None
 
-    #: The description the model reads: short, with the method and one example. A subclass
-    #: whose description depends on the session (read_skill's catalogue) makes it a property.
-    description: ClassVar[str]
+    #: The description the model reads: short, with the method and one example.
+    fixed_description: ClassVar[str] = ""
     #: The JSON schema of the arguments.
     parameters: ClassVar[dict[str, Any]]
+
+    @property
+    def description(self) -> str:
+        """What the model reads; a tool whose description depends on the session (read_skill's
+        catalogue, lsp's servers) overrides this property, the others set `fixed_description`."""
+        return self.fixed_description
 
     def schema(self) -> dict[str, Any]:
         """The tool as declared in `tools=` of a chat completion request."""

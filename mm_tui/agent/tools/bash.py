@@ -144,7 +144,7 @@ class BashTool(Tool):
     kind = ToolKind.COMMAND
     rejection_text = REJECTED
 
-    description = DESCRIPTION
+    fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:

@@ -125,7 +125,7 @@ class EditFileTool(Tool):
     name = NAME
     kind = ToolKind.FILE
     rejection_text = REJECTED
-    description = DESCRIPTION
+    fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:

@@ -65,7 +65,7 @@ class ReadFileTool(Tool):
 
     name = NAME
     kind = ToolKind.FILE
-    description = DESCRIPTION
+    fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +11,8 @@ from typing import Any
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.tools.base import Tool
+
+log = logging.getLogger(__name__)
 
 
 def normalise_tool_name(name: str) -> str:
@@ -55,9 +57,10 @@ class ToolRegistry:
         for tool in self.tools.values():
             closer = getattr(tool, "close", None)
             if callable(closer):
-                # closing must never keep mm-tui from exiting
-                with contextlib.suppress(Exception):
+                try:
                     closer()
+                except Exception:  # closing must never keep mm-tui from exiting
+                    log.debug("closing the %s tool failed", tool.name, exc_info=True)
 
 
 def build_registry(config: Config, cwd: Path) -> ToolRegistry:
@@ -97,8 +100,9 @@ def _build_lsp(config: Config, cwd: Path) -> tuple[Tool | None, list[str]]:
         from mm_tui.lsp.defaults import default_servers
     except ImportError:  # the lsp tool is optional; its absence is said, not hidden
         return None, ["[warning: the lsp tool is unavailable in this installation]"]
-    user_configured = config.lsp_servers is not None
-    specs = config.lsp_servers if user_configured else default_servers()
+    configured = config.lsp_servers
+    user_configured = configured is not None
+    specs = configured if configured is not None else default_servers()
     tool, warnings = LspTool.create(specs, cwd, user_configured=user_configured)
     if tool is None and specs:  # SPEC §4: the start banner says the tool is off
         which = "configured" if user_configured else "known"

@@ -70,7 +70,7 @@ class WriteFileTool(Tool):
     name = NAME
     kind = ToolKind.FILE
     rejection_text = REJECTED
-    description = DESCRIPTION
+    fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
     def title(self, args: dict[str, Any]) -> str:

@@ -1,0 +1,244 @@
+"""One model call (SPEC §3): the request, the stream turned into events, retries of 429/5xx,
+the switch to text-mode tool calls when a server refuses native ones, and the assistant message
+written to the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from mm_tui.agent.config import Config
+from mm_tui.agent.context import ContextBudget
+from mm_tui.agent.conversation import Conversation
+from mm_tui.agent.events import (
+    COMPOSING_TOOL_CALL,
+    THINKING,
+    WAITING_FOR_MODEL,
+    WRITING,
+    AssistantMessageDone,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    TurnEnded,
+    Usage,
+)
+from mm_tui.agent.loop_detector import runaway_error
+from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
+from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
+from mm_tui.agent.tools.registry import ToolRegistry
+from mm_tui.agent.turn_signals import TurnSignals
+from mm_tui.agent.turn_tally import TurnTally
+
+log = logging.getLogger(__name__)
+
+CUT_STREAM = "the model's answer was cut off: the stream ended without a finish reason"
+TOOLS_UNSUPPORTED = re.compile(r"does not support tools|tools? (?:is|are) not supported", re.I)
+RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
+
+#: Message keys the model is sent; anything else (reasoning kept for replay) stays local.
+_SENT_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name"}
+
+ToolMode = Literal["native", "text"]
+
+
+class ModelCall:
+    """Streams completions for one conversation; holds the tool-call mode (issue 6)."""
+
+    def __init__(
+        self,
+        config: Config,
+        client: ModelClient,
+        registry: ToolRegistry,
+        conversation: Conversation,
+        signals: TurnSignals,
+        budget: ContextBudget,
+        retry_delays: Sequence[float] = RETRY_DELAYS,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.registry = registry
+        self.conversation = conversation
+        self.signals = signals
+        self.budget = budget
+        self.retry_delays = tuple(retry_delays)
+        #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
+        self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
+
+    def request(self, model: str) -> dict[str, Any]:
+        """The chat request for the conversation as it stands."""
+        messages = [
+            {k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.conversation.messages
+        ]
+        tools = self.registry.schemas()
+        if self.tool_mode == "text":
+            messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
+        request: dict[str, Any] = {"model": model, "messages": messages}
+        if tools and self.tool_mode == "native":
+            request["tools"] = tools
+        if self.config.temperature is not None:
+            request["temperature"] = self.config.temperature
+        request["stream_options"] = {"include_usage": True}
+        return request
+
+    def run(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
+        """Stream one completion, retrying 429/5xx; record the assistant message.
+
+        Raises ModelFault (the turn ends with its line) or Interrupted.
+        """
+        for attempt in range(len(self.retry_delays) + 1):
+            try:
+                return self._stream_once(model, tally)
+            except ModelFault as fault:
+                if self._switch_to_text_mode(model, fault):
+                    return self._stream_once(model, tally)
+                if not fault.retryable or attempt == len(self.retry_delays):
+                    if fault.retryable:
+                        raise ModelFault(
+                            f"{fault.message} — gave up after {attempt} retries"
+                        ) from None
+                    raise
+                delay = self.retry_delays[attempt]
+                log.debug(
+                    "retryable fault (%s); retry %d in %gs", fault.message, attempt + 1, delay
+                )
+                self.signals.sink(Notice("warning", f"{fault.message} — retrying in {delay:g}s"))
+                if self.signals.cancel.wait(delay):
+                    raise Interrupted() from None
+        raise AssertionError("unreachable")
+
+    def _stream_once(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
+        signals, sink = self.signals, self.signals.sink
+        signals.set_spinner(WAITING_FOR_MODEL)
+        assembler = StreamAssembler()
+        runaway: str | None = None
+        request = self.request(model)
+        started = time.monotonic()
+        first_token: float | None = None
+        log.debug(
+            "model call: %s, %d messages, %s tools",
+            model,
+            len(request["messages"]),
+            self.tool_mode,
+        )
+        try:
+            for chunk in self.client.stream(request, signals.cancel):
+                delta = assembler.feed(chunk)
+                if first_token is None and (delta.reasoning or delta.text or delta.tool_call):
+                    first_token = time.monotonic()
+                    log.debug("model call: first token after %.3fs", first_token - started)
+                if delta.reasoning:
+                    signals.set_spinner(THINKING)
+                    sink(ReasoningDelta(delta.reasoning))
+                if delta.text:
+                    signals.set_spinner(WRITING)
+                    sink(TextDelta(delta.text))
+                if delta.tool_call is not None:
+                    signals.set_spinner(COMPOSING_TOOL_CALL)
+                    runaway = runaway_error(delta.tool_call)
+                    if runaway:
+                        break
+        except Interrupted:
+            log.debug("model call interrupted after %.3fs", time.monotonic() - started)
+            self._record_partial(assembler)
+            raise
+        except ModelFault as fault:
+            log.debug("model call failed after %.3fs: %s", time.monotonic() - started, fault)
+            raise
+        log.debug(
+            "model call: ended after %.3fs (finish %s, usage %s, %d chars, %d tool calls)",
+            time.monotonic() - started,
+            assembler.finish_reason,
+            assembler.usage,
+            len(assembler.text),
+            len(assembler.calls),
+        )
+        self._account(request, assembler, tally)
+        if runaway:
+            self._record_partial(assembler)
+            return self.conversation.end_with_error("generation", runaway)
+        if assembler.was_cut:
+            self._record_partial(assembler)
+            return self.conversation.end_with_error("model", CUT_STREAM)
+        content = assembler.text
+        if not assembler.calls and assembler.text:
+            content = self._calls_from_text(assembler)
+        self._record(assembler, content)
+        return assembler
+
+    def _account(
+        self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
+    ) -> None:
+        """Tokens: the tally, the usage event and the context budget."""
+        if assembler.usage is not None:
+            tally.add_usage(*assembler.usage)
+            self.signals.sink(Usage(*assembler.usage))
+        warning = self.budget.after_call(request, assembler.usage, assembler.text)
+        if warning and not tally.warned_truncation:
+            tally.warned_truncation = True
+            self.signals.sink(Notice("warning", warning))
+
+    def _calls_from_text(self, assembler: StreamAssembler) -> str:
+        """Tool calls written in the answer's text (weak models, text mode): added to the
+        assembler; returns the text left once they are taken out."""
+        found = extract_text_calls(
+            assembler.text, lambda name: self.registry.resolve(name) is not None
+        )
+        for call in found.calls:
+            arguments = call.arguments
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            assembler.calls.append(
+                AssembledCall(made_up_id(), call.name, arguments, badge=call.badge, raw=call.raw)
+            )
+        return found.remaining if found.calls else assembler.text
+
+    def _record(self, assembler: StreamAssembler, content: str) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if assembler.calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments or "{}"},
+                }
+                for c in assembler.calls
+            ]
+        elif not assembler.text:
+            message["content"] = ""
+            self.signals.sink(Notice("warning", "the model returned an empty answer"))
+        if assembler.reasoning:
+            message["reasoning_content"] = assembler.reasoning
+        self.conversation.append(message)
+        self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
+
+    def _record_partial(self, assembler: StreamAssembler) -> None:
+        """Keep what was said before a cut or an interrupt; drop half-written tool calls."""
+        if assembler.text or assembler.reasoning:
+            message: dict[str, Any] = {"role": "assistant", "content": assembler.text}
+            if assembler.reasoning:
+                message["reasoning_content"] = assembler.reasoning
+            self.conversation.append(message)
+            self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
+
+    def _switch_to_text_mode(self, model: str, fault: ModelFault) -> bool:
+        """In `toolCalls: auto`, a server that says the model has no tools → text protocol."""
+        if self.config.tool_calls != "auto" or self.tool_mode != "native":
+            return False
+        if fault.status != 400 or not TOOLS_UNSUPPORTED.search(f"{fault.message} {fault.body}"):
+            return False
+        log.debug("server refused native tools (%s): switching to text mode", fault.message)
+        self.tool_mode = "text"
+        self.signals.sink(
+            Notice(
+                "warning",
+                f"the server says {model} does not support native tool calls — this "
+                "session now describes the tools in the prompt and reads calls from the text",
+            )
+        )
+        return True

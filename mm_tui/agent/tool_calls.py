@@ -1,0 +1,174 @@
+"""Running the tool calls of one assistant message (SPEC §3, §5): repair of the call, the
+permission gate, the tool itself, the loop detector, and a result for every call whatever
+happens — so the history stays valid for the next request.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from mm_tui.agent.conversation import Conversation
+from mm_tui.agent.events import (
+    WAITING_FOR_ANSWER,
+    Notice,
+    PermissionAnswer,
+    ToolFinished,
+    ToolOutputDelta,
+    ToolStarted,
+    ToolStatus,
+    TurnEnded,
+    running_state,
+)
+from mm_tui.agent.loop_detector import LOOP_NOTE, LOOP_STOP, LoopDetector, LoopVerdict
+from mm_tui.agent.permissions import PermissionGate
+from mm_tui.agent.repair import BADGE_NAME, parse_arguments
+from mm_tui.agent.stream import AssembledCall
+from mm_tui.agent.tool_record import ToolRecord
+from mm_tui.agent.tools.base import INTERRUPTED, Tool, ToolContext, ToolKind
+from mm_tui.agent.tools.registry import ToolRegistry
+from mm_tui.agent.turn_signals import TurnSignals
+from mm_tui.agent.turn_tally import TurnTally
+
+log = logging.getLogger(__name__)
+
+NOT_RUN_AFTER_LOOP = "[not run: the turn was stopped by the loop detector]"
+
+
+class ToolRunner:
+    """Runs a message's calls in order; stops at an interrupt or a loop verdict."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        gate: PermissionGate,
+        detector: LoopDetector,
+        conversation: Conversation,
+        signals: TurnSignals,
+        cwd: Path,
+        max_output: int,
+    ) -> None:
+        self.registry = registry
+        self.gate = gate
+        self.detector = detector
+        self.conversation = conversation
+        self.signals = signals
+        self.cwd = cwd
+        self.max_output = max_output
+
+    def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
+        """Run every call; a TurnEnded when the turn must stop, else None."""
+        cancel = self.signals.cancel
+        for position, call in enumerate(calls):
+            if cancel.is_set():
+                self._fill_results(calls[position:], INTERRUPTED, ToolStatus.INTERRUPTED)
+                return TurnEnded("interrupted")
+            verdict, status = self._run_call(call, tally)
+            if status is ToolStatus.INTERRUPTED or cancel.is_set():
+                self._fill_results(calls[position + 1 :], INTERRUPTED, ToolStatus.INTERRUPTED)
+                return TurnEnded("interrupted")
+            if verdict is LoopVerdict.STOP:
+                self._fill_results(calls[position + 1 :], NOT_RUN_AFTER_LOOP, ToolStatus.FAILED)
+                message = LOOP_STOP.format(tool=call.name, count=self.detector.count)
+                self.conversation.add_error("generation", message)
+                self.signals.sink(Notice("loop", message))
+                return TurnEnded("loop", message)
+        return None
+
+    def _fill_results(self, calls: list[AssembledCall], text: str, status: ToolStatus) -> None:
+        for call in calls:
+            title = f"{call.name}".strip() or "tool"
+            self.signals.sink(ToolStarted(call.id, call.name, {}, title))
+            self._finish(call, ToolRecord(title, status, 0.0), text)
+
+    def _run_call(self, call: AssembledCall, tally: TurnTally) -> tuple[LoopVerdict, ToolStatus]:
+        tool = self.registry.resolve(call.name)
+        parsed = parse_arguments(call.arguments)
+        badges = [b for b in (call.badge, parsed.badge) if b]
+        if tool is not None and tool.name != call.name:
+            badges.insert(0, BADGE_NAME)
+        badge = ", ".join(badges)
+        args = parsed.arguments if parsed.arguments is not None else {}
+        title = tool.title(args) if tool is not None and parsed.arguments is not None else call.name
+        raw = call.raw or (call.arguments if badge else "")
+        self.signals.sink(ToolStarted(call.id, call.name, args, title, badge, raw))
+        started = time.monotonic()
+        diff: str | None = None
+        kind: ToolKind | None = None
+        if tool is None:
+            output, status = self._unknown_tool(call.name), ToolStatus.FAILED
+        elif parsed.arguments is None:
+            output = (
+                f"[error: the arguments of {tool.name} are not valid JSON ({parsed.error}) — "
+                "call it again with one JSON object holding the fields of its schema]"
+            )
+            status = ToolStatus.FAILED
+        else:
+            kind = tool.kind
+            tally.count(kind)
+            output, status, diff = self._execute(call.id, tool, args)
+        recorded = parsed.arguments if parsed.arguments is not None else call.arguments
+        verdict = self.detector.record(call.name, recorded, output)
+        if verdict is LoopVerdict.WARN:
+            output = f"{output}\n{LOOP_NOTE}"
+            self.signals.sink(
+                Notice("loop", f"{call.name}: the same call and result 3 times in a row")
+            )
+        elif verdict is LoopVerdict.STOP:
+            output = LOOP_STOP.format(tool=call.name, count=self.detector.count)
+            status = ToolStatus.LOOP_DETECTED
+        duration = time.monotonic() - started
+        record = ToolRecord(title, status, duration, diff, badge, raw if badge else "", kind)
+        self._finish(call, record, output)
+        return verdict, status
+
+    def _unknown_tool(self, name: str) -> str:
+        closest = self.registry.closest(name) if name else None
+        hint = f' Did you mean "{closest}"?' if closest else ""
+        available = ", ".join(self.registry.names()) or "none"
+        return f'[error: there is no tool named "{name}".{hint} Available tools: {available}]'
+
+    def _execute(
+        self, call_id: str, tool: Tool, args: dict[str, Any]
+    ) -> tuple[str, ToolStatus, str | None]:
+        signals = self.signals
+        ctx = ToolContext(
+            cwd=self.cwd,
+            max_output=self.max_output,
+            cancel=signals.cancel,
+            emit_output=lambda text: signals.sink(ToolOutputDelta(call_id, text)),
+        )
+        try:
+            if self.gate.asks and tool.needs_permission(args, ctx):
+                signals.set_spinner(WAITING_FOR_ANSWER)
+                answer = self.gate.decide(
+                    call_id, tool.name, tool.preview(args, ctx), signals.sink, signals.cancel
+                )
+                if answer is None:
+                    return INTERRUPTED, ToolStatus.INTERRUPTED, None
+                if answer is PermissionAnswer.REJECT:
+                    return tool.rejection_text or "", ToolStatus.REJECTED, None
+            signals.set_spinner(running_state(tool.name))
+            result = tool.run(args, ctx)
+        except Exception as exc:  # SPEC §1: an exception escaping a tool is a bug; say it
+            log.exception("tool %s raised", tool.name)
+            message = f"[error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}]"
+            self.conversation.add_error("tool", message, save=False)
+            return message, ToolStatus.FAILED, None
+        return result.output, result.status, result.diff
+
+    def _finish(self, call: AssembledCall, record: ToolRecord, output: str) -> None:
+        self.conversation.record_tool(call.id, record, output)
+        self.signals.sink(
+            ToolFinished(
+                call.id,
+                call.name,
+                record.title,
+                record.status,
+                record.duration,
+                output,
+                record.diff,
+            )
+        )
