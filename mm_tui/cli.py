@@ -101,7 +101,8 @@ def _run(args: argparse.Namespace) -> int:
             overrides={"model": args.model, "base_url": args.base_url, "yolo": args.yolo},
         )
     except ConfigError as exc:
-        print(f"mm-tui: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # every problem of the file, one line each
+            print(f"mm-tui: {line}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     if args.prompt is not None:
         from mm_tui.headless import run_headless

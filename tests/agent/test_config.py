@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from mm_tui.agent.config import Config, ConfigError, load_config, parse_config_text
+from mm_tui.agent.config import (
+    Config,
+    ConfigError,
+    config_candidates,
+    load_config,
+    parse_config_text,
+    yaml_source,
+)
+from mm_tui.agent.config.loading import MAX_CONFIG_BYTES
+from mm_tui.support.paths import config_dir
 
 
 def write(path: Path, text: str) -> Path:
@@ -107,3 +123,143 @@ def test_an_empty_file_is_all_defaults_and_a_directory_is_an_error(tmp_path: Pat
         load_config(folder, cwd=tmp_path, env={})
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.yaml", cwd=tmp_path, env={})
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("lsp:\n  servers:\n    a: {command: [pylsp], extensions: .py}\n", "extensions"),
+        ("lsp:\n  servers:\n    a: {command: pylsp --stdio, extensions: [.py]}\n", "command"),
+        (
+            "lsp:\n  servers:\n    a:\n      command: [x]\n      extensions: [.py]\n"
+            "      rootMarkers: setup.py\n",
+            "rootMarkers",
+        ),
+    ],
+)
+def test_a_string_where_a_list_is_expected_is_an_error_never_split(text: str, key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text(text, Path("c.yaml"))
+    assert f"key 'lsp.servers.a.{key}': expected a list" in str(caught.value)
+
+
+def test_every_problem_of_a_file_is_reported_at_once_one_line_each() -> None:
+    text = (
+        "maxOutput: lots\n"
+        "bashTool: maybe\n"
+        "frobnicate: 1\n"
+        "lsp:\n"
+        "  servers:\n"
+        "    a: {command: [x], extensions: [.py], bogus: 1}\n"
+        "    b: 3\n"
+        "autoCompact: 2\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text(text, Path("/p/c.yaml"))
+    lines = str(caught.value).splitlines()
+    assert lines == list(caught.value.problems)
+    assert [line.split(":")[0] for line in lines] == [
+        f"config error in /p/c.yaml line {n}" for n in (1, 2, 3, 6, 7, 8)
+    ]
+    assert "key 'maxOutput': expected a whole number" in lines[0]
+    assert "key 'bashTool': expected true or false, got 'maybe'" in lines[1]
+    assert "key 'frobnicate': unknown key" in lines[2]
+    assert "key 'lsp.servers.a.bogus': unknown key" in lines[3]
+    assert "key 'lsp.servers.b': expected {command" in lines[4]
+    assert "key 'autoCompact': expected a fraction between 0 and 1, got 2" in lines[5]
+
+
+def test_types_are_strict_and_a_key_given_twice_is_an_error() -> None:
+    for text, expected in [
+        ("maxTurns: true\n", "key 'maxTurns': expected a whole number, got True"),
+        ("maxTurns: '7'\n", "key 'maxTurns': expected a whole number, got '7'"),
+        ("yolo: 1\n", "key 'yolo': expected true or false, got 1"),
+        ("model: a\nmodel: b\n", "line 2: key 'model': given twice (first on line 1)"),
+        ("lsp:\n  servers:\n    1: {command: [x], extensions: [.py]}\n", "'lsp.servers.1'"),
+    ]:
+        with pytest.raises(ConfigError, match=re.escape(expected)):
+            parse_config_text(text, Path("c.yaml"))
+    assert parse_config_text("temperature: 1\nmodel:\n", Path("c.yaml")).temperature == 1.0
+
+
+def test_yaml_is_loaded_with_the_safe_loader_and_builds_no_python_objects(tmp_path: Path) -> None:
+    assert yaml_source._Loader is getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    marker = tmp_path / "pwned"
+    text = f"model: !!python/object/apply:os.system ['touch {marker}']\n"
+    with pytest.raises(ConfigError, match="line 1"):
+        parse_config_text(text, Path("c.yaml"))
+    assert not marker.exists()
+
+
+def test_alias_bombs_deep_nesting_and_huge_values_are_refused_quickly() -> None:
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    started = time.monotonic()
+    for text, expected in [
+        (bomb, "values once aliases are expanded"),
+        ("a: &a [*a]\n", "nested deeper than"),
+        ("model: " + "[" * 3000 + "]" * 3000 + "\n", "line 1"),
+    ]:
+        with pytest.raises(ConfigError, match=expected):
+            parse_config_text(text, Path("c.yaml"))
+    assert time.monotonic() - started < 5
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text("model: [" + "x" * 100_000 + "]\n", Path("c.yaml"))
+    assert len(str(caught.value)) < 200
+
+
+def test_a_fifo_or_an_oversized_file_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    outcome: list[str] = []
+
+    def load() -> None:
+        try:
+            load_config(fifo, cwd=tmp_path, env={})
+        except ConfigError as exc:
+            outcome.append(str(exc))
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # unblock the reader so the test ends, then fail
+        with open(fifo, "w"):
+            pass
+        pytest.fail("reading a FIFO config blocked")
+    assert outcome == [f"config error in {fifo}: not a regular file"]
+    big = write(tmp_path / "big.yaml", "model: m\n" + "#" * (MAX_CONFIG_BYTES + 1))
+    with pytest.raises(ConfigError, match="larger than"):
+        load_config(big, cwd=tmp_path, env={})
+
+
+def test_the_user_config_is_found_through_the_shared_xdg_paths(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert config_candidates(tmp_path, env)[-1] == config_dir(env) / "config.yaml"
+
+
+def test_the_cli_prints_every_problem_on_its_own_line(tmp_path: Path) -> None:
+    (tmp_path / ".mm.yaml").write_text("maxOutput: lots\nyolo: 3\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MM_"))}
+    result = subprocess.run(
+        [sys.executable, "-m", "mm_tui.cli", "-p", "hi"],
+        cwd=tmp_path,
+        env={**env, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("mm-tui: config error in ") for line in lines)
+    assert "key 'maxOutput'" in lines[0] and "key 'yolo'" in lines[1]
+
+
+def test_importing_the_config_loads_neither_yaml_nor_msgspec() -> None:
+    code = (
+        "import sys, mm_tui.agent.config\n"
+        "print(sorted(m for m in ('yaml', 'msgspec') if m in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert shown.stdout.strip() == "[]", shown.stderr

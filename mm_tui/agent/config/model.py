@@ -1,0 +1,59 @@
+"""The configuration object every part of mm-tui reads, and the error a bad file raises.
+
+Kept free of YAML and msgspec so that importing it costs nothing at start-up; the defaults
+of SPEC §2 are written here once (the file schema leaves a key it did not see unset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from mm_tui.lsp.spec import LspServerSpec
+
+DEFAULT_BASE_URL = "http://localhost:11434/v1"
+
+
+class ConfigError(Exception):
+    """A configuration problem, already phrased as the lines the person reads.
+
+    `problems` holds one complete line per problem (file, line, key, what is wrong); a file
+    with several mistakes reports all of them at once, so one run shows everything to fix.
+    """
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems: tuple[str, ...] = problems
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every key of SPEC §2, with its default. Built by `load_config`, never mutated."""
+
+    base_url: str = DEFAULT_BASE_URL
+    api_key: str = "none"
+    model: str | None = None
+    temperature: float | None = None
+    context_window: int | None = None
+    bash_tool: bool = True
+    edit_tools: bool = True
+    skills_dir: str = ".mm/skills"
+    max_output: int = 10_000
+    preview_lines: int = 12
+    permissions: Literal["ask", "allow"] = "ask"
+    yolo: bool = False
+    max_turns: int = 40
+    system_prompt: str | None = None
+    system_prompt_file: str | None = None
+    #: How tool calls travel: native `tools=`, described in the prompt and parsed ("text"), or
+    #: native until the server says the model cannot (issue 6).
+    tool_calls: Literal["auto", "native", "text"] = "auto"
+    #: Fraction of the context window at which /compact runs by itself (0 disables it).
+    auto_compact: float = 0.75
+    #: None when the user's config has no `lsp` section: the built-in defaults apply (SPEC §6).
+    lsp_servers: tuple[LspServerSpec, ...] | None = None
+    source: Path | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:  # the API key never reaches a log
+        return f"Config(base_url={self.base_url!r}, model={self.model!r}, source={self.source})"

@@ -1,0 +1,95 @@
+"""The config file's shape as msgspec structs: unknown keys refused, types strict.
+
+A key the file does not set stays UNSET (or None, which YAML writes as an empty value) and
+`Config` keeps its default, so SPEC §2's defaults live in one place (`model.Config`).
+Each key's words for the person ("a whole number of characters") sit beside its type.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from msgspec import UNSET, Meta, Struct, UnsetType, field
+
+Positive = Annotated[int, Meta(gt=0)]
+Fraction = Annotated[float, Meta(ge=0, le=1)]
+NonEmptyList = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
+
+
+class ServerEntry(Struct, forbid_unknown_fields=True, frozen=True):
+    """One entry of `lsp.servers` (SPEC §6): a command line, never a string to split."""
+
+    command: NonEmptyList
+    extensions: NonEmptyList
+    initializationOptions: dict[str, Any] | None = None  # the YAML key's spelling
+    settings: dict[str, Any] | None = None
+    rootMarkers: list[str] | None = None  # the YAML key's spelling
+
+
+class LspSection(Struct, forbid_unknown_fields=True, frozen=True):
+    """The `lsp` key: only `servers` for now."""
+
+    servers: dict[str, ServerEntry] | None = None
+
+
+class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
+    """The top level of a config file; field names are `Config`'s, YAML keys as in mm."""
+
+    base_url: str | None | UnsetType = field(name="baseURL", default=UNSET)
+    api_key: str | None | UnsetType = field(name="apiKey", default=UNSET)
+    model: str | None | UnsetType = UNSET
+    temperature: float | None | UnsetType = UNSET
+    context_window: Positive | None | UnsetType = field(name="contextWindow", default=UNSET)
+    bash_tool: bool | None | UnsetType = field(name="bashTool", default=UNSET)
+    edit_tools: bool | None | UnsetType = field(name="editTools", default=UNSET)
+    skills_dir: str | None | UnsetType = field(name="skillsDir", default=UNSET)
+    max_output: Positive | None | UnsetType = field(name="maxOutput", default=UNSET)
+    preview_lines: Positive | None | UnsetType = field(name="previewLines", default=UNSET)
+    permissions: Literal["ask", "allow"] | None | UnsetType = UNSET
+    yolo: bool | None | UnsetType = UNSET
+    max_turns: Positive | None | UnsetType = field(name="maxTurns", default=UNSET)
+    system_prompt: str | None | UnsetType = field(name="systemPrompt", default=UNSET)
+    system_prompt_file: str | None | UnsetType = field(name="systemPromptFile", default=UNSET)
+    tool_calls: Literal["auto", "native", "text"] | None | UnsetType = field(
+        name="toolCalls", default=UNSET
+    )
+    auto_compact: Fraction | None | UnsetType = field(name="autoCompact", default=UNSET)
+    lsp_servers: LspSection | None | UnsetType = field(name="lsp", default=UNSET)
+
+
+#: What a key expects, in the person's words, by dotted key (`*`: any server name).
+EXPECTED: dict[str, str] = {
+    "baseURL": "a URL string",
+    "apiKey": "a string",
+    "model": "a string",
+    "temperature": "a number",
+    "contextWindow": "a whole number of tokens",
+    "bashTool": "true or false",
+    "editTools": "true or false",
+    "skillsDir": "a directory path",
+    "maxOutput": "a whole number of characters",
+    "previewLines": "a whole number of lines",
+    "permissions": '"ask" or "allow"',
+    "yolo": "true or false",
+    "maxTurns": "a whole number",
+    "systemPrompt": "a string",
+    "systemPromptFile": "a file path",
+    "toolCalls": '"auto", "native" or "text"',
+    "autoCompact": "a fraction between 0 and 1",
+    "lsp": "a mapping with a `servers` key",
+    "lsp.servers": "a mapping of server names",
+    "lsp.servers.*": "{command: [...], extensions: [...]}",
+    "lsp.servers.*.command": "a list of strings, like [pylsp] or [gopls, serve]",
+    "lsp.servers.*.extensions": "a list of extensions like [.py]",
+    "lsp.servers.*.initializationOptions": "a mapping",
+    "lsp.servers.*.settings": "a mapping",
+    "lsp.servers.*.rootMarkers": "a list of file names",
+}
+
+#: What a key expects when its type is right but its value is out of range.
+IN_RANGE: dict[str, str] = {
+    "contextWindow": "a positive number",
+    "maxOutput": "a positive number",
+    "previewLines": "a positive number",
+    "maxTurns": "a positive number",
+}
