@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from bench.measure import print_rows, row
 from mm_tui.agent.tools.base import ToolContext
@@ -54,12 +54,14 @@ class DirectClient:
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
+        stdin = self.process.stdin
+        assert stdin is not None
         stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         stdin.flush()
 
     def _receive(self) -> dict[str, Any]:
-        stdout: IO[bytes] = self.process.stdout  # type: ignore[assignment]
+        stdout = self.process.stdout
+        assert stdout is not None
         length = 0
         while (header := stdout.readline().strip()) != b"":
             if header.lower().startswith(b"content-length:"):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure
 from mm_tui.lsp.documents import SyncedDocument, read_text
 from mm_tui.lsp.formatting import (
@@ -64,14 +65,6 @@ RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
 
 
 @dataclass(frozen=True)
-class Answer:
-    """What an action returns: the model's text, and the diff a rename wrote or would write."""
-
-    text: str
-    diff: str | None = None
-
-
-@dataclass(frozen=True)
 class ActionContext:
     """Everything an action needs about the call."""
 
@@ -85,8 +78,8 @@ class ActionContext:
     def lines(self) -> list[str]:
         return split_lines(self.document.text)
 
-    def failed(self, action: str, reason: str) -> Answer:
-        return Answer(
+    def failed(self, action: str, reason: str) -> Failed:
+        return Failed(
             ACTION_FAILED.format(server=self.connection.name, action=action, reason=reason)
         )
 
@@ -108,8 +101,8 @@ async def _first_answer(
     context: ActionContext,
     action: str,
     targets: list[Occurrence],
-    ask: Callable[[Occurrence], Awaitable[Answer | None]],
-) -> Answer:
+    ask: Callable[[Occurrence], Awaitable[Text | Failed | None]],
+) -> Text | Failed:
     """Try each target until one gives an answer; say why none did (SPEC §4 `symbol`)."""
     first_error: str | None = None
     for occurrence in targets[:MAX_TRIES]:
@@ -126,25 +119,25 @@ async def _first_answer(
         return context.failed(action, first_error)
     first = targets[0]
     place = f"{context.shown}:{first.line + 1}:{first.column + 1}"
-    return Answer(NOTHING_FOUND[action].format(place=place))
+    return Failed(NOTHING_FOUND[action].format(place=place))
 
 
-async def definition(context: ActionContext, targets: list[Occurrence]) -> Answer:
-    async def ask(occurrence: Occurrence) -> Answer | None:
+async def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+    async def ask(occurrence: Occurrence) -> Text | Failed | None:
         found = await context.connection.request(
             "textDocument/definition", context.text_position(occurrence)
         )
         sources = context.sources()
         places = places_of(found, sources, context.connection.encoding)
-        return Answer("\n".join(location_lines(places, context.root, sources))) if places else None
+        return Text("\n".join(location_lines(places, context.root, sources))) if places else None
 
     return await _first_answer(context, "definition", targets, ask)
 
 
-async def references(context: ActionContext, targets: list[Occurrence]) -> Answer:
+async def references(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
     await context.connection.wait_until_indexed()
 
-    async def ask(occurrence: Occurrence) -> Answer | None:
+    async def ask(occurrence: Occurrence) -> Text | Failed | None:
         params = {**context.text_position(occurrence), "context": {"includeDeclaration": True}}
         found = await context.connection.request("textDocument/references", params)
         sources = context.sources()
@@ -152,33 +145,33 @@ async def references(context: ActionContext, targets: list[Occurrence]) -> Answe
         if not places:
             return None
         header = REFERENCES_HEADER.format(count=len(places))
-        return Answer("\n".join([header, *location_lines(places, context.root, sources)]))
+        return Text("\n".join([header, *location_lines(places, context.root, sources)]))
 
     return await _first_answer(context, "references", targets, ask)
 
 
-async def hover(context: ActionContext, targets: list[Occurrence]) -> Answer:
-    async def ask(occurrence: Occurrence) -> Answer | None:
+async def hover(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+    async def ask(occurrence: Occurrence) -> Text | Failed | None:
         found = await context.connection.request(
             "textDocument/hover", context.text_position(occurrence)
         )
         text = hover_text(found)
-        return Answer(text) if text else None
+        return Text(text) if text else None
 
     return await _first_answer(context, "hover", targets, ask)
 
 
-async def symbols(context: ActionContext) -> Answer:
+async def symbols(context: ActionContext) -> Text | Failed:
     params = {"textDocument": {"uri": context.document.uri}}
     try:
         found = await context.connection.request("textDocument/documentSymbol", params)
     except ServerFailure as failure:
         return context.failed("symbols", str(failure))
     lines = symbol_lines(found)
-    return Answer("\n".join(lines) if lines else NO_SYMBOLS.format(path=context.shown))
+    return Text("\n".join(lines) if lines else NO_SYMBOLS.format(path=context.shown))
 
 
-async def diagnostics(context: ActionContext) -> Answer:
+async def diagnostics(context: ActionContext) -> Text | Failed:
     """Pulled when the server offers it, else the pushed ones, waiting up to 3 s (SPEC §4)."""
     connection, document = context.connection, context.document
     # A fresh server may register pull diagnostics and apply its settings only once it has
@@ -205,15 +198,15 @@ async def diagnostics(context: ActionContext) -> Answer:
                 document.key, document.version, timeout
             )
         if publication is None:
-            return Answer(
+            return Text(
                 NO_PUBLICATION.format(path=context.shown, seconds=timeout, server=connection.name)
             )
         found = publication.diagnostics
     lines = diagnostic_lines(found, context.shown, context.lines, connection.encoding)
     if not lines:
-        return Answer(CLEAN.format(path=context.shown, suffix=suffix))
+        return Text(CLEAN.format(path=context.shown, suffix=suffix))
     header = DIAGNOSTICS_HEADER.format(count=len(lines), path=context.shown, suffix=suffix)
-    return Answer("\n".join([header, *lines]))
+    return Text("\n".join([header, *lines]))
 
 
 def needs_new_name(shown: str, symbol: str) -> str:
@@ -227,18 +220,18 @@ def needs_new_name(shown: str, symbol: str) -> str:
 
 async def rename(
     context: ActionContext, targets: list[Occurrence], new_name: str, *, write: bool
-) -> Answer:
+) -> Text | Failed:
     """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
     connection = context.connection
     await connection.wait_until_indexed()  # every file that uses the name must be known
 
-    async def ask(occurrence: Occurrence) -> Answer | None:
+    async def ask(occurrence: Occurrence) -> Text | Failed | None:
         params = {**context.text_position(occurrence), "newName": new_name}
         edit = await connection.request("textDocument/rename", params)
         try:
             changes = plan_changes(edit, context.root, connection.encoding)
         except EditRefused as refusal:
-            return Answer(RENAME_REFUSED.format(reason=refusal))
+            return Failed(RENAME_REFUSED.format(reason=refusal))
         if not changes:
             return None
         diff = changes_diff(changes, context.root)
@@ -258,6 +251,6 @@ async def rename(
                     path=display_path(change.path, context.root), edits=change.edit_count
                 )
             )
-        return Answer("\n".join(lines), diff=diff)
+        return Text("\n".join(lines), diff=diff)
 
     return await _first_answer(context, "rename", targets, ask)

@@ -36,6 +36,7 @@ from mm_tui.support.process_group import group_alive, signal_group, wait_group_g
 # pygls reports server oddities through `logging`; with no handler at all Python would print
 # them on the terminal, under the window. The application decides where logs go.
 logging.getLogger("pygls").addHandler(logging.NullHandler())
+log = logging.getLogger(__name__)
 
 #: Servers that count columns in code points whatever they announce (SPEC §6).
 _CODE_POINT_SERVERS = frozenset({"pylsp", "pyls", "jedi-language-server"})
@@ -98,7 +99,9 @@ class ServerConnection:
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
         self.process: asyncio.subprocess.Process | None = None
         self._client = JsonRPCClient(protocol_cls=RawJsonProtocol)
-        self._protocol: RawJsonProtocol = self._client.protocol  # type: ignore[assignment]
+        protocol = self._client.protocol
+        assert isinstance(protocol, RawJsonProtocol)
+        self._protocol = protocol
         self._ids = itertools.count(1)
         self._stop_reading = threading.Event()
         self._tasks: list[asyncio.Task[Any]] = []
@@ -207,8 +210,10 @@ class ServerConnection:
             # The polite way, for a server that got as far as answering `initialize`.
             with contextlib.suppress(ServerFailure):
                 await self.request("shutdown", None, step)
-            with contextlib.suppress(Exception):
+            try:
                 self.notify("exit", None)
+            except Exception:  # a pipe already closed: the signals below end it anyway
+                log.debug("%s: exit notification not sent", self.name, exc_info=True)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), self.timeouts.exit_wait)
         for signal_number in (signal.SIGTERM, signal.SIGKILL):
@@ -293,10 +298,11 @@ class ServerConnection:
     def _abandon(self, message_id: str, answer: asyncio.Future[Any]) -> None:
         """Forget a request we stop waiting for, and tell the server so."""
         answer.cancel()
-        self._protocol.forget_request(message_id)
         if self.alive:
-            with contextlib.suppress(Exception):
+            try:
                 self.notify("$/cancelRequest", {"id": message_id})
+            except Exception:
+                log.debug("%s: $/cancelRequest not sent", self.name, exc_info=True)
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification (fire and forget)."""

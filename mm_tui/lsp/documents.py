@@ -11,15 +11,12 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
 from mm_tui.lsp.defaults import language_id
-
-if TYPE_CHECKING:
-    from mm_tui.lsp.connection import ServerConnection
 
 _SYNC_NONE = 0  # TextDocumentSyncKind.None: the server wants no changes, only open/close
 
@@ -63,10 +60,19 @@ def read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "replace")
 
 
+class DocumentChannel(Protocol):
+    """The part of a server connection documents are sent through (no import cycle)."""
+
+    @property
+    def capabilities(self) -> dict[str, Any]: ...
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+
 class OpenDocuments:
     """The files one server has open, with the version and text it last received."""
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: DocumentChannel) -> None:
         self._connection = connection
         self._open: dict[str, tuple[int, str]] = {}
 

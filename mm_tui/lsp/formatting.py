@@ -213,7 +213,10 @@ def diagnostic_lines(
         line, units = range_start(diagnostic.get("range")) or (0, 0)
         source_line = text_lines[line] if line < len(text_lines) else ""
         column = from_wire_column(source_line, units, encoding)
-        severity = _SEVERITIES.get(diagnostic.get("severity"), "error")  # unset: an error
+        level = diagnostic.get("severity")
+        severity = (
+            _SEVERITIES.get(level, "error") if isinstance(level, int) else "error"
+        )  # unset: an error
         message = " ".join(str(diagnostic.get("message", "")).split())
         source = diagnostic.get("source")
         source_part = f" [{source}]" if isinstance(source, str) and source else ""

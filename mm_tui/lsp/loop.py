@@ -21,7 +21,7 @@ _POLL_SECONDS = 0.05  # how often a waiting caller looks at its cancel flag
 _SETTLE_SECONDS = 1.0  # how long a cancelled coroutine may take to clean up
 
 
-class Interrupted(Exception):
+class CallCancelled(Exception):
     """The caller's cancel flag was raised while it waited."""
 
 
@@ -66,7 +66,7 @@ class LoopThread:
     ) -> T:
         """Run `coroutine` to its end and return its result.
 
-        Raises Interrupted when `cancel` is set, TimeoutError after `limit` seconds (the
+        Raises CallCancelled when `cancel` is set, TimeoutError after `limit` seconds (the
         coroutine is cancelled in both cases), or whatever the coroutine raised.
         """
         finished = threading.Event()
@@ -81,7 +81,7 @@ class LoopThread:
             if interrupted or time.monotonic() >= deadline:
                 future.cancel()
                 finished.wait(_SETTLE_SECONDS)  # let its cleanup (cancel the request) run
-                raise Interrupted if interrupted else TimeoutError
+                raise CallCancelled if interrupted else TimeoutError
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop the loop and join its thread; pending work is abandoned."""

@@ -8,12 +8,12 @@ answered, plainly. Notifications feed the connection: pushed diagnostics, progre
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from pygls.client import JsonRPCClient
 
-if TYPE_CHECKING:
-    from mm_tui.lsp.connection import ServerConnection
+from mm_tui.lsp.spec import LspServerSpec
 
 
 def settings_section(settings: dict[str, Any] | None, section: str | None) -> Any:
@@ -28,10 +28,29 @@ def settings_section(settings: dict[str, Any] | None, section: str | None) -> An
     return value
 
 
+class ServerListener(Protocol):
+    """What the handlers feed: the server's connection (a Protocol: no import cycle)."""
+
+    @property
+    def spec(self) -> LspServerSpec: ...
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def registrations(self) -> dict[str, Any]: ...
+
+    def record_publication(self, params: dict[str, Any]) -> None: ...
+
+    def record_progress(self, params: dict[str, Any]) -> None: ...
+
+    def record_log(self, message: str) -> None: ...
+
+
 class ServerRequestHandlers:
     """The client's side of the conversation, bound to one connection."""
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: ServerListener) -> None:
         self._connection = connection
 
     def register(self, client: JsonRPCClient) -> None:
@@ -79,7 +98,9 @@ class ServerRequestHandlers:
         # The protocol misspells this field "unregisterations"; accept both spellings.
         for field in ("unregisterations", "unregistrations"):
             for registration in _list(params, field):
-                self._connection.registrations.pop(registration.get("method"), None)
+                method = registration.get("method")
+                if isinstance(method, str):
+                    self._connection.registrations.pop(method, None)
 
     def show_message_request(self, params: Any) -> None:
         """No person is there to pick an action: keep the message, choose none."""

@@ -11,20 +11,21 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import os
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from mm_tui.agent.tools.base import INTERRUPTED  # SPEC §3
 from mm_tui.lsp import actions
-from mm_tui.lsp.actions import ActionContext, Answer
+from mm_tui.lsp.actions import ActionContext
+from mm_tui.lsp.answers import Answer, Failed, Interrupted, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
 from mm_tui.lsp.defaults import find_server_root, server_for, server_label
 from mm_tui.lsp.documents import read_text
 from mm_tui.lsp.formatting import display_path
-from mm_tui.lsp.loop import Interrupted, LoopThread
+from mm_tui.lsp.loop import CallCancelled, LoopThread
 from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
@@ -54,6 +55,8 @@ STOPPED = "[lsp: the language servers were stopped]"
 INTERNAL_ERROR = "[lsp: internal error: {error}]"
 
 _QUOTES = "`\"'"
+
+log = logging.getLogger(__name__)
 
 
 class LspWorkspace:
@@ -107,7 +110,7 @@ class LspWorkspace:
         if self._loop.running:
             # ServerConnection.stop's steps, then _stop_all's wait for calls still cleaning up.
             limit = 6 * self.timeouts.stop_step + self.timeouts.exit_wait + 1
-            with contextlib.suppress(TimeoutError, Interrupted, OSError):
+            with contextlib.suppress(TimeoutError, CallCancelled, OSError):
                 ended = self._loop.run(self._stop_all(), limit=limit)
             self._loop.stop()
         return ended
@@ -115,20 +118,24 @@ class LspWorkspace:
     # ---- internals -------------------------------------------------------------------------
 
     def _call(
-        self, query: LspQuery, work: Coroutine[Any, Any, Answer], cancel: threading.Event | None
+        self,
+        query: LspQuery,
+        work: Coroutine[Any, Any, Text | Failed],
+        cancel: threading.Event | None,
     ) -> Answer:
         if self._closed:
             work.close()
-            return Answer(STOPPED)
+            return Failed(STOPPED)
         with self._call_lock:
             try:
                 return self._loop.run(work, limit=self.call_limit, cancel=cancel)
-            except Interrupted:
-                return Answer(INTERRUPTED)
+            except CallCancelled:
+                return Interrupted()
             except TimeoutError:
-                return Answer(TOO_LONG.format(action=query.action, seconds=self.call_limit))
+                return Failed(TOO_LONG.format(action=query.action, seconds=self.call_limit))
             except Exception as error:  # a bug must not take the turn down (SPEC §1)
-                return Answer(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
+                log.exception("lsp %s call on %s failed", query.action, query.path)
+                return Failed(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
 
     async def _stop_all(self) -> dict[str, int | None]:
         """Stop every server, then let any call still cleaning up (a cancelled start) end."""
@@ -148,25 +155,25 @@ class LspWorkspace:
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
-    async def _execute(self, query: LspQuery, *, write: bool) -> Answer:
+    async def _execute(self, query: LspQuery, *, write: bool) -> Text | Failed:
         action = query.action.strip().lower()
         if action not in ACTIONS:
-            return Answer(UNKNOWN_ACTION.format(action=query.action))
+            return Failed(UNKNOWN_ACTION.format(action=query.action))
         if not query.path.strip().strip(_QUOTES):
-            return Answer(PATH_NEEDED)
+            return Failed(PATH_NEEDED)
         path = self._resolve(query.path)
         shown = display_path(path, self.root)
         try:
             text = read_text(path)  # the disk is the truth: read on every call (SPEC §1)
         except FileNotFoundError:
-            return Answer(NO_SUCH_FILE.format(path=shown))
+            return Failed(NO_SUCH_FILE.format(path=shown))
         except IsADirectoryError:
-            return Answer(NOT_A_FILE.format(path=shown))
+            return Failed(NOT_A_FILE.format(path=shown))
         except OSError as error:
-            return Answer(CANNOT_READ.format(path=shown, reason=error.strerror))
+            return Failed(CANNOT_READ.format(path=shown, reason=error.strerror))
         spec = server_for(path, self.specs)
         if spec is None:
-            return Answer(NO_SERVER.format(path=shown, configured=self._configured()))
+            return Failed(NO_SERVER.format(path=shown, configured=self._configured()))
 
         targets: list[Occurrence] = []
         new_name = ""
@@ -174,19 +181,19 @@ class LspWorkspace:
             if action == "rename":
                 symbol, new_name = symbol_and_new_name(query.symbol, query.new_name)
                 if not new_name:
-                    return Answer(actions.needs_new_name(shown, symbol or query.symbol.strip()))
+                    return Failed(actions.needs_new_name(shown, symbol or query.symbol.strip()))
             else:
                 symbol = clean_symbol(query.symbol)
             found = _targets(action, text, shown, symbol, query.line, query.column)
-            if isinstance(found, str):
-                return Answer(found)
+            if isinstance(found, Failed):
+                return found
             targets = found
 
         connection = await self._connection_for(spec, path)
-        if isinstance(connection, Answer):
+        if isinstance(connection, Failed):
             return connection
         if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
-            return Answer(actions.NOT_OFFERED.format(server=spec.name, action=action))
+            return Failed(actions.NOT_OFFERED.format(server=spec.name, action=action))
         document = connection.documents.sync(path, text)
         context = ActionContext(connection, self.root, path, shown, document)
         if action == "definition":
@@ -201,7 +208,7 @@ class LspWorkspace:
             return await actions.diagnostics(context)
         return await actions.rename(context, targets, new_name, write=write)
 
-    async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Answer:
+    async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
         root = find_server_root(path, self.root, spec.root_markers)
         key = (spec.name, root)
@@ -215,33 +222,33 @@ class LspWorkspace:
         try:
             await connection.start()
         except ServerFailure as failure:
-            return Answer(COULD_NOT_START.format(server=spec.name, reason=failure))
+            return Failed(COULD_NOT_START.format(server=spec.name, reason=failure))
         self._connections[key] = connection
         return connection
 
 
 def _targets(
     action: str, text: str, shown: str, symbol: str, line: int, column: int
-) -> list[Occurrence] | str:
+) -> list[Occurrence] | Failed:
     """The places to ask about, in order, or the refusal that explains why there are none."""
     for field, value in (("line", line), ("column", column)):
         if value < 0:
-            return NEGATIVE_POSITION.format(field=field, value=value)
+            return Failed(NEGATIVE_POSITION.format(field=field, value=value))
     count = counted_lines(text)
     if line > count:
-        return LINE_PAST_END.format(line=line, path=shown, count=count)
+        return Failed(LINE_PAST_END.format(line=line, path=shown, count=count))
     if symbol:
         occurrences = find_occurrences(text, symbol, line - 1 if line else None)
         if not occurrences:
             if line:
-                return SYMBOL_NOT_ON_LINE.format(symbol=symbol, line=line, path=shown)
-            return SYMBOL_NOT_FOUND.format(symbol=symbol, path=shown)
+                return Failed(SYMBOL_NOT_ON_LINE.format(symbol=symbol, line=line, path=shown))
+            return Failed(SYMBOL_NOT_FOUND.format(symbol=symbol, path=shown))
         if line and column:  # the occurrence under the column first, the others after
             occurrences.sort(key=lambda o: not (o.column < column <= o.column + len(symbol)))
         return occurrences
     if line and column:
         line_text = split_lines(text)[line - 1]
         if column > len(line_text):
-            return COLUMN_PAST_END.format(column=column, line=line, count=len(line_text))
+            return Failed(COLUMN_PAST_END.format(column=column, line=line, count=len(line_text)))
         return [Occurrence(line - 1, column - 1)]
-    return SYMBOL_NEEDED.format(action=action, path=shown)
+    return Failed(SYMBOL_NEEDED.format(action=action, path=shown))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from mm_tui.lsp.documents import path_of_uri
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.text import line_starts, offset_of
+from mm_tui.support.atomic_write import write_atomically
 
 
 class EditRefused(Exception):
@@ -107,10 +107,15 @@ def plan_changes(answer: Any, root: Path, encoding: str) -> list[FileChange]:
     for path, edits in sorted(by_file.items()):
         if not edits:
             continue
+        shown = display_path(path, root)
         try:
             old_text = path.read_bytes().decode("utf-8", "surrogateescape")
+            mode = stat.S_IMODE(path.stat().st_mode)
         except OSError as error:
-            raise EditRefused(f"cannot read {display_path(path, root)}: {error.strerror}") from None
+            raise EditRefused(f"cannot read {shown}: {error.strerror}") from None
+        # Refused before anything is written, as edit_file refuses it: no half-done rename.
+        if mode & 0o222 == 0 or not os.access(path, os.W_OK):
+            raise EditRefused(f"{shown} is read-only (mode {mode:o})")
         new_text = apply_text_edits(old_text, edits, encoding)
         changes.append(FileChange(path, old_text, new_text, len(edits)))
     return changes
@@ -120,19 +125,7 @@ def write_changes(changes: list[FileChange]) -> None:
     """Write each changed file atomically (a temporary file renamed over it, mode kept)."""
     for change in changes:
         if change.new_text != change.old_text:
-            _write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.mm-tmp")
-    mode = stat.S_IMODE(path.stat().st_mode)
-    try:
-        temporary.write_bytes(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+            write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
 
 
 def changes_diff(changes: list[FileChange], root: Path) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from mm_tui.lsp.answers import Answer, Interrupted
 from mm_tui.lsp.defaults import BASEDPYRIGHT, PYLSP
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
@@ -27,6 +28,12 @@ SERVERS = {"pylsp": PYLSP, "basedpyright": BASEDPYRIGHT}
 _SCRIPTS = str(Path(sys.executable).parent)
 if _SCRIPTS not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join([_SCRIPTS, os.environ.get("PATH", "")])
+
+
+def text_of(answer: Answer) -> str:
+    """The line(s) an answer or a failure says; an interruption is never expected here."""
+    assert not isinstance(answer, Interrupted)
+    return answer.text
 
 
 def copy_project(destination: Path, name: str = "pyproj") -> Path:

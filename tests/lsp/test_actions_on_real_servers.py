@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
+from tests.lsp.conftest import text_of
 
 EMOJI_LINE = 'banner = "🎉✨ party " + greet("world")'
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"
 
 
-def ask(workspace: LspWorkspace, action: str, path: str, **fields: object) -> str:
-    return workspace.execute(LspQuery(action, path, **fields)).text  # type: ignore[arg-type]
+def ask(workspace: LspWorkspace, action: str, path: str, **fields: Any) -> str:
+    return text_of(workspace.execute(LspQuery(action, path, **fields)))
 
 
 def test_definition_by_symbol_answers_the_place_with_its_source_line(

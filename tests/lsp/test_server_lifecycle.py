@@ -10,11 +10,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mm_tui.lsp.answers import Failed, Interrupted, Text
 from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES, copy_project, process_group_members
+from tests.lsp.conftest import FIXTURES, copy_project, process_group_members, text_of
 
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"
 
@@ -37,12 +38,15 @@ def silent_spec(pid_file: Path) -> LspServerSpec:
 def test_a_server_killed_mid_session_is_restarted_on_the_next_call(
     own_workspace: LspWorkspace, server_spec: LspServerSpec
 ) -> None:
-    assert own_workspace.execute(LspQuery("definition", "app.py", "greet")).text == GREET_DEFINITION
+    assert (
+        text_of(own_workspace.execute(LspQuery("definition", "app.py", "greet")))
+        == GREET_DEFINITION
+    )
     first = own_workspace.server_pids()[server_spec.name]
     os.killpg(first, signal.SIGKILL)
     assert eventually(lambda: server_spec.name not in own_workspace.server_pids())
     answer = own_workspace.execute(LspQuery("definition", "app.py", "greet"))
-    assert answer.text == GREET_DEFINITION
+    assert answer == Text(GREET_DEFINITION)
     assert own_workspace.server_pids()[server_spec.name] != first
 
 
@@ -57,7 +61,7 @@ def test_closing_leaves_no_server_process_alive(tmp_path: Path, server_spec: Lsp
     ended = workspace.close()
     assert process_group_members(group) == []
     assert ended == {server_spec.name: 0}  # it exited by itself on `exit`, after `shutdown`
-    assert workspace.execute(LspQuery("hover", "app.py", "greet")).text == (
+    assert text_of(workspace.execute(LspQuery("hover", "app.py", "greet"))) == (
         "[lsp: the language servers were stopped]"
     )
 
@@ -66,7 +70,7 @@ def test_references_find_uses_in_files_the_server_never_opened(
     own_workspace: LspWorkspace,
 ) -> None:
     # The first call of a fresh server: app.py was never sent; the server must index it.
-    answer = own_workspace.execute(LspQuery("references", "greetings.py", "greet")).text
+    answer = text_of(own_workspace.execute(LspQuery("references", "greetings.py", "greet")))
     assert answer.splitlines()[:3] == [
         "4 reference(s):",
         "app.py:1:31  from greetings import Person, greet",
@@ -81,7 +85,7 @@ def test_a_server_missing_from_the_path_fails_the_call_in_words(tmp_path: Path) 
         answer = workspace.execute(LspQuery("symbols", "app.py"))
     finally:
         workspace.close()
-    assert answer.text == (
+    assert answer == Failed(
         "[lsp: ghost: could not start: cannot run mm-tui-no-such-server: No such file or directory]"
     )
 
@@ -96,7 +100,7 @@ def test_a_server_that_dies_at_start_is_reported_with_its_stderr(tmp_path: Path)
         answer = workspace.execute(LspQuery("symbols", "app.py"))
     finally:
         workspace.close()
-    assert answer.text == (
+    assert answer == Failed(
         "[lsp: crashy: could not start: the server exited with status 3 "
         "(stderr: cannot load the project)]"
     )
@@ -110,7 +114,7 @@ def test_a_server_that_never_answers_hits_the_time_limit_and_is_ended(tmp_path: 
         answer = workspace.execute(LspQuery("symbols", "app.py"))
     finally:
         workspace.close()
-    assert answer.text == "[lsp: silent: could not start: no answer within 0.5s]"
+    assert answer == Failed("[lsp: silent: could not start: no answer within 0.5s]")
     group = int(pid_file.read_text())
     assert eventually(lambda: process_group_members(group) == [])
 
@@ -128,7 +132,7 @@ def test_a_cancelled_call_returns_at_once_and_ends_the_server_it_was_starting(
         answer = workspace.execute(LspQuery("symbols", "app.py"), cancel)
     finally:
         workspace.close()
-    assert answer.text == "[interrupted by the user]"
+    assert answer == Interrupted()  # the tool says it in the words of SPEC §3
     group = int(pid_file.read_text())
     assert eventually(lambda: process_group_members(group) == [])
 
@@ -148,7 +152,7 @@ def test_settings_reach_the_server_through_workspace_configuration(tmp_path: Pat
         )
         workspace = LspWorkspace([spec], project)
         try:
-            answers[mode] = workspace.execute(LspQuery("diagnostics", "untyped.py")).text
+            answers[mode] = text_of(workspace.execute(LspQuery("diagnostics", "untyped.py")))
         finally:
             workspace.close()
     assert answers["standard"] == "no diagnostics: untyped.py is clean"

@@ -18,7 +18,7 @@ from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES
+from tests.lsp.conftest import FIXTURES, text_of
 
 LINE = 'label = "🎉é" + name\n'  # `name` is 15 characters in: 16 UTF-16 units, 19 bytes
 
@@ -42,7 +42,7 @@ def utf8_workspace(tmp_path: Path) -> Iterator[LspWorkspace]:
 
 
 def hover_report(workspace: LspWorkspace) -> tuple[int, dict[str, object]]:
-    text = workspace.execute(LspQuery("hover", "m.py", "name")).text
+    text = text_of(workspace.execute(LspQuery("hover", "m.py", "name")))
     character, _, answers = text.partition("; answers ")
     return int(character.removeprefix("character ")), json.loads(answers)
 
@@ -69,7 +69,7 @@ def test_positions_are_sent_in_the_encoding_the_server_chose(
 
 
 def test_a_server_that_never_publishes_diagnostics_is_said_so(utf8_workspace: LspWorkspace) -> None:
-    assert utf8_workspace.execute(LspQuery("diagnostics", "m.py")).text == (
+    assert text_of(utf8_workspace.execute(LspQuery("diagnostics", "m.py"))) == (
         "no diagnostics received for m.py within 3s "
         "(asking may still be analysing the project; call diagnostics again)"
     )
@@ -78,6 +78,6 @@ def test_a_server_that_never_publishes_diagnostics_is_said_so(utf8_workspace: Ls
 def test_an_action_the_server_does_not_offer_is_refused_in_words(
     utf8_workspace: LspWorkspace,
 ) -> None:
-    assert utf8_workspace.execute(LspQuery("rename", "m.py", "name", new_name="title")).text == (
-        "[lsp: asking does not offer rename]"
-    )
+    assert text_of(
+        utf8_workspace.execute(LspQuery("rename", "m.py", "name", new_name="title"))
+    ) == ("[lsp: asking does not offer rename]")

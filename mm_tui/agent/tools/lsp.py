@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.arguments import (
@@ -24,6 +24,7 @@ from mm_tui.agent.tools.arguments import (
     string_field,
 )
 from mm_tui.agent.tools.base import (
+    INTERRUPTED,
     Tool,
     ToolContext,
     ToolKind,
@@ -32,6 +33,7 @@ from mm_tui.agent.tools.base import (
     truncate_output,
 )
 from mm_tui.agent.tools.paths import resolve_path
+from mm_tui.lsp.answers import Failed, Interrupted, Text
 from mm_tui.lsp.defaults import server_label
 from mm_tui.lsp.query import ACTIONS, LspQuery
 from mm_tui.lsp.spec import LspServerSpec
@@ -109,7 +111,8 @@ class LspTool(Tool):
         return (cls(found, root) if found else None), warnings
 
     @property
-    def description(self) -> str:
+    def description(self) -> str:  # pyright: ignore[reportIncompatibleVariableOverride]
+        # A property, as Tool's docstring asks of a description that depends on the session.
         servers = ", ".join(server_label(spec) for spec in self.specs)
         extension = self.specs[0].extensions[0] if self.specs[0].extensions else ""
         return DESCRIPTION.format(servers=servers, example=f"src/config{extension}")
@@ -147,19 +150,30 @@ class LspTool(Tool):
             return ToolPreview(title=title, detail=title)
         if query.action.strip().lower() != "rename":
             return ToolPreview(title=title, detail=title)
-        answer = self._workspace_for_calls().preview(query, ctx.cancel)
-        return ToolPreview(title=title, detail=answer.text, diff=answer.diff)
+        match self._workspace_for_calls().preview(query, ctx.cancel):
+            case Text(text, diff):
+                return ToolPreview(title=title, detail=text, diff=diff)
+            case Failed(text):
+                return ToolPreview(title=title, detail=text)
+            case Interrupted():
+                return ToolPreview(title=title, detail=INTERRUPTED)
+            case unknown:
+                assert_never(unknown)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             query = _query(args, ctx)
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
-        answer = self._workspace_for_calls().execute(query, ctx.cancel)
-        if ctx.cancel.is_set():  # the answer is `[interrupted by the user]` (SPEC §3)
-            return ToolResult(answer.text, ToolStatus.INTERRUPTED)
-        status = ToolStatus.FAILED if answer.text.startswith("[lsp:") else ToolStatus.DONE
-        return ToolResult(truncate_output(answer.text, ctx.max_output), status, answer.diff)
+        match self._workspace_for_calls().execute(query, ctx.cancel):
+            case Text(text, diff):
+                return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.DONE, diff)
+            case Failed(text):
+                return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.FAILED)
+            case Interrupted():
+                return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)  # SPEC §3
+            case unknown:
+                assert_never(unknown)
 
     def running_servers(self) -> dict[str, int]:
         """The process id of each server started and still running, by name."""
