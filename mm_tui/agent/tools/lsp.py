@@ -111,8 +111,7 @@ class LspTool(Tool):
         return (cls(found, root) if found else None), warnings
 
     @property
-    def description(self) -> str:  # pyright: ignore[reportIncompatibleVariableOverride]
-        # A property, as Tool's docstring asks of a description that depends on the session.
+    def description(self) -> str:
         servers = ", ".join(server_label(spec) for spec in self.specs)
         extension = self.specs[0].extensions[0] if self.specs[0].extensions else ""
         return DESCRIPTION.format(servers=servers, example=f"src/config{extension}")
