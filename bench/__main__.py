@@ -15,7 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-SUITES = ("bench.bench_core", "bench.bench_tools", "bench.bench_lsp", "bench.bench_window")
+SUITES = (
+    "bench.bench_core",
+    "bench.bench_tools",
+    "bench.bench_lsp",
+    "bench.bench_window",
+    "bench.bench_corpus",
+)
 RESULTS = Path(__file__).with_name("RESULTS.md")
 
 
