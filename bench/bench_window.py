@@ -90,11 +90,12 @@ def _child_first_frame(kind: str, spawned: float) -> None:
         app = _frame_timed(_bare_app_class())()
     else:
         from mm_tui.agent.config import Config
-        from mm_tui.app import MMApp, _make_agent_factory
+        from mm_tui.app import MMApp
+        from mm_tui.window.ports import live_factory
 
         config = Config(base_url="http://127.0.0.1:9/v1", model="bench-model")
         cwd = Path.cwd()
-        factory = _make_agent_factory(config, cwd, None, False)
+        factory = live_factory(config, cwd)
         app = _frame_timed(MMApp)(config, cwd, agent_factory=factory, history_path=None)
 
     async def first_frame() -> None:
@@ -174,24 +175,25 @@ def _raw_stream_seconds(base_url: str) -> float:
 
 async def _window_stream_seconds(base_url: str, folder: Path) -> float:
     from mm_tui.agent.config import Config
-    from mm_tui.app import MMApp, _make_agent_factory
+    from mm_tui.app import MMApp
+    from mm_tui.window.ports import live_factory
 
     config = Config(base_url=base_url, model="bench-model", lsp_servers=(), permissions="allow")
-    factory = _make_agent_factory(config, folder, None, False)
+    factory = live_factory(config, folder)
     app = _frame_timed(MMApp)(config, folder, agent_factory=factory, history_path=None, still=True)
     async with app.run_test(size=SIZE) as pilot:
-        while app.agent is None:
+        while app.turns.port is None:
             await asyncio.sleep(0.005)
         started = time.perf_counter()
-        app.start_turn("go")
-        while app.turn_running:
+        app.turns.submit("go")
+        while app.turns.running:
             await asyncio.sleep(0.001)
         ended = time.perf_counter()
         while not app.frames or app.frames[-1] < ended:
             await asyncio.sleep(0.001)
         finished = app.frames[-1]
         await pilot.exit(None)
-    app.agent.close()
+    app.turns.close()
     return finished - started
 
 

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mm_tui.widgets.slash_commands import COMMANDS
+from mm_tui.window.slash_commands import COMMANDS
 
 KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "send the message (queued while a turn runs)"),
@@ -44,7 +44,7 @@ def _table(title: str, rows: list[tuple[str, str]]) -> Table:
 class HelpScreen(ModalScreen[None]):
     """Keys and commands; Esc, q or F1 closes it."""
 
-    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,q,f1", "close", "Close", id="help.close")]
 
     def compose(self) -> ComposeResult:
         keys = _table("Keys", list(KEYS))
@@ -57,6 +57,6 @@ class HelpScreen(ModalScreen[None]):
             yield Static(commands)
             yield Static(Content.styled("Esc closes this page.", "dim italic"))
 
-    def action_dismiss(self) -> None:  # type: ignore[override]
+    def action_close(self) -> None:
         """Close the page."""
         self.dismiss(None)

@@ -8,7 +8,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from mm_tui.widgets.prompt_history import PromptHistory
-from mm_tui.widgets.slash_commands import complete_command
+from mm_tui.window.slash_commands import complete_command
 
 
 class PromptInput(TextArea):

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
+import logging
 from pathlib import Path
+
+from mm_tui.support.paths import data_dir
+
+log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 1000
 
 
 def default_history_path() -> Path:
     """`$XDG_DATA_HOME/mm/prompt_history.jsonl`, beside the sessions (SPEC §8)."""
-    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data_home) / "mm" / "prompt_history.jsonl"
+    return data_dir() / "prompt_history.jsonl"
 
 
 class PromptHistory:
@@ -37,6 +40,7 @@ class PromptHistory:
                 if isinstance(entry, str) and entry:
                     entries.append(entry)
         except OSError:
+            log.debug("cannot read the prompt history %s", self.path, exc_info=True)
             return []
         return entries[-HISTORY_LIMIT:]
 
@@ -55,8 +59,8 @@ class PromptHistory:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as file:
                 file.write(json.dumps(text) + "\n")
-        except OSError:
-            pass  # a read-only home must not stop the conversation
+        except OSError:  # a read-only home must not stop the conversation
+            log.debug("cannot append to the prompt history %s", self.path, exc_info=True)
 
     def previous(self, current: str) -> str | None:
         """The entry before the cursor, or None at the oldest; saves the draft on first step."""

@@ -90,7 +90,7 @@ class ToolRow(Widget, can_focus=True):
     }
     """
     BINDINGS = [
-        Binding("enter,space", "toggle", "Fold/unfold", id="row.toggle"),
+        Binding("enter,space", "fold", "Fold/unfold", id="row.toggle"),
         Binding("v", "toggle_raw", "What the model wrote", id="row.raw"),
     ]
 
@@ -131,7 +131,7 @@ class ToolRow(Widget, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         if event.widget is self:  # the row's line, not a click inside its body
             event.stop()
-            self.action_toggle()
+            self.action_fold()
 
     # -- what the header says -------------------------------------------------------------
 
@@ -198,7 +198,7 @@ class ToolRow(Widget, can_focus=True):
 
     # -- the body -------------------------------------------------------------------------
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
         """Fold or unfold the body (Enter, Space, click)."""
         self.expanded = not self.expanded
 

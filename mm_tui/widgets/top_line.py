@@ -7,6 +7,8 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
+from mm_tui.agent.port import TopLineView
+
 
 def short_path(path: Path) -> str:
     """The path with the home directory written `~`."""
@@ -38,17 +40,15 @@ def context_text(used: int, window: int) -> str:
 class TopLine(Static):
     """Says where the person is: which model, which server, which directory, how full."""
 
-    def show(
-        self, *, model: str, server: str, cwd: Path, used: int, window: int, mode: str = ""
-    ) -> None:
+    def show(self, view: TopLineView) -> None:
         """Redraw with the current values (called after each turn and each setting change)."""
         parts = [
             Content.styled("mm-tui", "bold $accent"),
-            Content.styled(model or "no model yet", "bold"),
-            Content(context_text(used, window)),
-            Content(short_path(cwd)),
-            Content(short_server(server)),
+            Content.styled(view.model or "no model yet", "bold"),
+            Content(context_text(view.used, view.window)),
+            Content(short_path(view.cwd)),
+            Content(short_server(view.server)),
         ]
-        if mode:
-            parts.append(Content.styled(mode, "bold $warning"))
+        if view.mode:
+            parts.append(Content.styled(view.mode, "bold $warning"))
         self.update(Content(" · ").join(parts))

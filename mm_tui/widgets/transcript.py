@@ -7,7 +7,7 @@ by `call_id`; the app feeds it the core's events.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -25,6 +25,13 @@ from mm_tui.widgets.tool_row import ToolRow
 
 if TYPE_CHECKING:
     from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
+
+
+@runtime_checkable
+class _Exportable(Protocol):
+    """A block that can say itself in Markdown (every block type of the transcript)."""
+
+    def to_markdown(self) -> str: ...
 
 
 class Transcript(VerticalScroll):
@@ -128,9 +135,5 @@ class Transcript(VerticalScroll):
 
     def to_markdown(self) -> str:
         """The whole transcript as Markdown, for `/export`."""
-        parts = [
-            child.to_markdown()
-            for child in self.children
-            if hasattr(child, "to_markdown")  # every block type has it
-        ]
+        parts = [child.to_markdown() for child in self.children if isinstance(child, _Exportable)]
         return "\n\n".join(part for part in parts if part) + "\n"

@@ -74,7 +74,7 @@ async def test_a_fault_shows_one_line_and_the_window_goes_on(
         await send(pilot, "do it")
         await wait_for(
             pilot,
-            lambda: len(app.query(SummaryLine)) >= 1 and not app.turn_running,
+            lambda: len(app.query(SummaryLine)) >= 1 and not app.turns.running,
             "the turn ends",
         )
         errors = [n.text for n in app.query(NoticeLine) if n.level == "error"]
@@ -83,7 +83,7 @@ async def test_a_fault_shows_one_line_and_the_window_goes_on(
         await send(pilot, "again")
         await wait_for(
             pilot,
-            lambda: len(app.query(SummaryLine)) >= 2 and not app.turn_running,
+            lambda: len(app.query(SummaryLine)) >= 2 and not app.turns.running,
             "the next turn ends",
         )
         assert [b.to_markdown() for b in app.query(AnswerBlock)][-1] == "Recovered."

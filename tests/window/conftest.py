@@ -11,6 +11,7 @@ from pytest_textual_snapshot import SVGImageExtension
 from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
 
+from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
 
@@ -79,6 +80,13 @@ def still_app(tmp_path: Path) -> Iterator[Callable[..., MMApp]]:
     yield build
 
 
+def agent_of(app: MMApp) -> Agent:
+    """The live Agent behind the app's port (a test's view past the seam)."""
+    port = app.turns.port
+    assert isinstance(port, Agent), "the agent is not ready"
+    return port
+
+
 async def play(pilot: Pilot[Any], events: Iterable[Any]) -> None:
     """Send events through the app's sink, as the core does, and wait until they are shown."""
     app = pilot.app
@@ -131,8 +139,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def live_app(model_server: Any, project: Path, tmp_path: Path) -> Iterator[Callable[..., MMApp]]:
     """Build an app driving the real Agent against the scripted model server."""
-    from mm_tui.agent.agent import Agent
-
     agents: list[Any] = []
 
     def build(**config_options: Any) -> MMApp:

@@ -17,7 +17,7 @@ from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine
-from tests.window.conftest import send, wait_for
+from tests.window.conftest import agent_of, send, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +34,7 @@ def notices(app: MMApp) -> list[str]:
 
 def turn_over(app: MMApp, turns: int = 1) -> Any:
     """A condition: `turns` summary lines are shown and no turn runs."""
-    return lambda: len(app.query(SummaryLine)) >= turns and not app.turn_running
+    return lambda: len(app.query(SummaryLine)) >= turns and not app.turns.running
 
 
 def tool_messages(server: Any, request: int) -> list[str]:
@@ -64,7 +64,7 @@ async def test_a_bash_call_allowed_with_a_runs_once(model_server: Any, live_app:
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Run echo")
-        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
         assert app.query_one(StatusLine).state == WAITING_FOR_ANSWER
         assert app.query_one(PermissionQuestion).request.detail == "echo hi"
         await pilot.press("a")
@@ -73,7 +73,7 @@ async def test_a_bash_call_allowed_with_a_runs_once(model_server: Any, live_app:
         assert (row.status, row.output, row.answer) == (ToolStatus.DONE, "hi\n", "allowed once")
         assert tool_messages(model_server, 2) == ["hi\n"]
         assert app.query_one("#prompt").text == ""  # the key answered, it was not typed
-        assert app.agent.grants == set()
+        assert agent_of(app).permission_state().grants == set()
 
 
 async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
@@ -88,8 +88,8 @@ async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
     asked: list[str] = []
     async with app.run_test() as pilot:
         await send(pilot, "Run two commands")
-        await wait_for(pilot, lambda: bool(app.questions), "the first row asks")
-        asked += list(app.questions)
+        await wait_for(pilot, lambda: bool(app.turns.questions), "the first row asks")
+        asked += list(app.turns.questions)
         await pilot.press("s")
         await wait_for(pilot, turn_over(app), "the turn ends")
         first, second = app.transcript.rows.values()
@@ -97,7 +97,7 @@ async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
         assert second.answer == "allowed without asking"
         assert asked == [first.call_id]
         assert (first.output, second.output) == ("one\n", "two\n")
-        assert app.agent.grants == {"bash"}
+        assert agent_of(app).permission_state().grants == {"bash"}
 
 
 async def test_permissions_lists_the_grants_and_revokes_one(
@@ -109,14 +109,16 @@ async def test_permissions_lists_the_grants_and_revokes_one(
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Run true")
-        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
         await pilot.press("s")
         await wait_for(pilot, turn_over(app), "the turn ends")
         await send(pilot, "/permissions")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "GrantsScreen", "grants")
         assert app.screen.grants == {"bash"}
         await pilot.press("enter", "escape")
-        await wait_for(pilot, lambda: not app.agent.grants, "bash is revoked")
+        await wait_for(
+            pilot, lambda: not agent_of(app).permission_state().grants, "bash is revoked"
+        )
         await wait_for(pilot, lambda: "revoked: bash asks again" in notices(app), "said")
 
 
@@ -130,7 +132,7 @@ async def test_a_bash_call_rejected_with_r_is_not_run(
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Make a file")
-        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
         await pilot.press("r")
         await wait_for(pilot, turn_over(app), "the turn ends")
         row = next(iter(app.transcript.rows.values()))
@@ -149,7 +151,7 @@ async def test_an_edit_asks_with_its_diff_and_shows_it_when_done(
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Fix greet for empty names")
-        await wait_for(pilot, lambda: bool(app.questions), "the row asks")
+        await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
         question = app.query_one(PermissionQuestion)
         assert question.request.diff and "+" in question.request.diff
         assert question.query(DiffLog)
@@ -218,9 +220,11 @@ async def test_a_message_typed_during_a_turn_is_queued(model_server: Any, live_a
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "one")
-        await wait_for(pilot, lambda: bool(app.questions), "the first turn waits on a question")
+        await wait_for(
+            pilot, lambda: bool(app.turns.questions), "the first turn waits on a question"
+        )
         await send(pilot, "two")
-        assert list(app.queue) == ["two"]
+        assert list(app.turns.queue) == ["two"]
         assert app.query_one(StatusLine).queued == 1
         await pilot.press("a")
         await wait_for(pilot, turn_over(app, 2), "both turns end")
@@ -238,7 +242,7 @@ async def test_new_starts_afresh(model_server: Any, live_app: Any) -> None:
         await wait_for(pilot, turn_over(app), "the turn ends")
         await send(pilot, "/new")
         await wait_for(pilot, lambda: not app.query(UserMessage), "the transcript is cleared")
-        assert [m["role"] for m in app.agent.messages] == ["system"]
+        assert [m["role"] for m in agent_of(app).messages] == ["system"]
         assert any(text.startswith("new session") for text in notices(app))
 
 
@@ -254,9 +258,9 @@ async def test_compact_summarises_the_history_like_a_turn(model_server: Any, liv
         await wait_for(
             pilot, lambda: any(t.startswith("compacted") for t in notices(app)), "compacted"
         )
-        await wait_for(pilot, lambda: not app.turn_running, "the status line is idle again")
+        await wait_for(pilot, lambda: not app.turns.running, "the status line is idle again")
         assert app.query_one(StatusLine).state == ""
-        assert "We said hello." in str(app.agent.messages)
+        assert "We said hello." in str(agent_of(app).messages)
 
 
 async def test_compact_of_a_short_talk_says_there_is_nothing_to_do(
@@ -270,7 +274,7 @@ async def test_compact_of_a_short_talk_says_there_is_nothing_to_do(
         await send(pilot, "/compact")
         await wait_for(pilot, lambda: len(notices(app)) == 1, "one notice")
         assert notices(app)[0].startswith("nothing to compact yet")
-        await wait_for(pilot, lambda: not app.turn_running, "idle again")
+        await wait_for(pilot, lambda: not app.turns.running, "idle again")
 
 
 async def test_yolo_toggles_asking(model_server: Any, live_app: Any) -> None:
@@ -279,15 +283,15 @@ async def test_yolo_toggles_asking(model_server: Any, live_app: Any) -> None:
     )
     app = live_app()
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.agent is not None, "the agent is ready")
+        await wait_for(pilot, lambda: app.turns.port is not None, "the agent is ready")
         await send(pilot, "/yolo")
-        await wait_for(pilot, lambda: app.agent.yolo, "yolo is on")
+        await wait_for(pilot, lambda: agent_of(app).permission_state().yolo, "yolo is on")
         await send(pilot, "Run it")
         await wait_for(pilot, turn_over(app), "the turn ends without a question")
         row = next(iter(app.transcript.rows.values()))
         assert (row.status, row.output) == (ToolStatus.DONE, "free\n")
         await send(pilot, "/yolo")
-        await wait_for(pilot, lambda: not app.agent.yolo, "yolo is off")
+        await wait_for(pilot, lambda: not agent_of(app).permission_state().yolo, "yolo is off")
 
 
 async def test_export_writes_the_transcript_as_markdown(

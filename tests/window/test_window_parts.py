@@ -7,11 +7,11 @@ from pathlib import Path
 
 from mm_tui.agent.events import TextDelta, ToolOutputDelta, TurnStarted
 from mm_tui.support.terminal_text import first_line, literal
-from mm_tui.widgets.event_bridge import coalesce
 from mm_tui.widgets.prompt_history import PromptHistory
-from mm_tui.widgets.slash_commands import complete_command, matching_commands, parse_command
 from mm_tui.widgets.tool_row import format_duration, row_title
 from mm_tui.widgets.top_line import context_text, short_server
+from mm_tui.window.event_bridge import coalesce
+from mm_tui.window.slash_commands import complete_command, matching_commands, parse_command
 
 
 def test_escape_sequences_and_control_characters_are_removed() -> None:

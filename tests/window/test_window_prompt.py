@@ -14,8 +14,8 @@ from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
-from mm_tui.widgets.slash_commands import SlashMenu
-from tests.window.conftest import play, send, wait_for
+from mm_tui.widgets.slash_menu import SlashMenu
+from tests.window.conftest import agent_of, play, send, wait_for
 from tests.window.window_scenes import finished_rows_in_every_status
 
 pytestmark = pytest.mark.anyio
@@ -111,11 +111,13 @@ async def test_model_lists_the_servers_models_and_switches(
     model_server.models = ["scripted-model", "other-model"]
     app = live_app()
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: app.agent is not None, "the agent is ready")
+        await wait_for(pilot, lambda: app.turns.port is not None, "the agent is ready")
         await send(pilot, "/model")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelPicker), "the picker opens")
         await pilot.press("down", "enter")
-        await wait_for(pilot, lambda: app.agent.model == "other-model", "the model switches")
+        await wait_for(
+            pilot, lambda: agent_of(app).top_line().model == "other-model", "the model switches"
+        )
         await wait_for(pilot, lambda: "model: other-model" in notices(app), "it is said")
         assert "other-model" in str(app.query_one("#top-line").render())
 
@@ -138,7 +140,7 @@ async def test_a_missing_language_server_is_a_warning_at_start(
         await wait_for(pilot, lambda: bool(notices(app)), "the start notices")
         warnings = [n for n in app.query(NoticeLine) if n.level == "warning"]
         assert any("nolsp (no-such-lsp-binary) not found on the PATH" in n.text for n in warnings)
-        app.agent.close()
+        app.turns.close()
 
 
 async def test_an_agent_that_cannot_start_is_one_error_line(still_app: Any) -> None:
@@ -150,4 +152,4 @@ async def test_an_agent_that_cannot_start_is_one_error_line(still_app: Any) -> N
         await wait_for(pilot, lambda: bool(notices(app)), "the error")
         assert notices(app) == ["the agent could not start: no space left on device"]
         await send(pilot, "hello")  # queued, never lost, never a crash
-        assert list(app.queue) == ["hello"]
+        assert list(app.turns.queue) == ["hello"]

@@ -22,6 +22,7 @@ from mm_tui.app import MMApp, run_app
 from mm_tui.replay import END_OF_REPLAY, Pace, ReplayError, demo_path, load_replay
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
+from mm_tui.window.replay_source import replay_factory
 from tests.window.conftest import FIXED_CWD, wait_for
 
 pytestmark = pytest.mark.anyio
@@ -114,8 +115,8 @@ def test_run_app_refuses_a_bad_replay_with_status_2(
 async def test_the_demo_plays_in_the_window(tmp_path: Path) -> None:
     events, meta = load_replay(demo_path(), AT_ONCE)
     app = MMApp(
-        Config(), FIXED_CWD, replay_events=events, replay_meta=meta,
-        history_path=tmp_path / "h.jsonl",
+        Config(), FIXED_CWD, agent_factory=replay_factory(events, meta, cwd=FIXED_CWD),
+        build_in_worker=False, history_path=tmp_path / "h.jsonl",
     )  # fmt: skip
     async with app.run_test(size=(120, 40)) as pilot:
         ended = lambda: any(n.text == END_OF_REPLAY for n in app.query(NoticeLine))  # noqa: E731
@@ -124,5 +125,5 @@ async def test_the_demo_plays_in_the_window(tmp_path: Path) -> None:
         assert len(app.query(SummaryLine)) == 3
         assert len(app.transcript.rows) == 8
         assert any("```python" in block.to_markdown() for block in app.query(AnswerBlock))
-        assert not app.turn_running
+        assert not app.turns.running
         assert "qwen2.5-coder:14b" in str(app.query_one("#top-line").render())

@@ -1,13 +1,14 @@
-"""The slash commands of SPEC §7: their table, parsing, completion and the menu under the prompt."""
+"""The slash commands of SPEC §7: their table, parsing and completion (no widget: plain data).
+
+The menu under the prompt (`mm_tui.widgets.slash_menu`) and the help page read this table; the
+commands themselves run in `mm_tui.window.commands`.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 from dataclasses import dataclass
-
-from textual.content import Content
-from textual.widgets import Static
 
 
 @dataclass(frozen=True)
@@ -73,23 +74,3 @@ def parse_command(text: str) -> tuple[SlashCommand | None, str, str] | None:
     matches = exact or _prefix_matches(word)
     command = matches[0] if len(matches) == 1 else None
     return command, word, argument.strip()
-
-
-class SlashMenu(Static):
-    """The commands matching what the prompt holds; hidden when it holds none."""
-
-    def show_matches(self, text: str) -> None:
-        """Update the list for the prompt's text."""
-        matches = matching_commands(text)
-        self.display = bool(matches)
-        if not matches:
-            return
-        width = max(len(command.usage) for command in matches)
-        lines = [
-            Content.assemble(
-                (command.usage.ljust(width), "bold $accent"), "  ", (command.description, "dim")
-            )
-            for command in matches
-        ]
-        lines.append(Content.styled("tab completes", "dim italic"))
-        self.update(Content("\n").join(lines))

@@ -1,0 +1,107 @@
+"""Brings the core's events from its worker thread to the UI thread, in order, in batches.
+
+The sink never blocks the worker (no `call_from_thread` round trip per token): events are
+queued under a lock and one `EventsArrived` message is posted until the UI drains the queue.
+Consecutive text deltas are joined on the way, so a fast stream costs few UI updates.
+
+The window's own workers use the same road for their notes (`AgentReady`, `TurnWorkerDone`,
+`ModelsListed`, `TopLineChanged`): a worker posts, it never touches a widget.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from mm_tui.agent.events import Event, ReasoningDelta, TextDelta, ToolOutputDelta, TurnEnded
+from mm_tui.agent.port import AgentPort
+
+
+@dataclass(frozen=True)
+class AgentReady:
+    """The window's own note: the port (Agent or replay) was built in its worker thread."""
+
+    port: AgentPort
+
+
+@dataclass(frozen=True)
+class TurnWorkerDone:
+    """The window's own note: `run_turn` returned (or raised); a queued message may start."""
+
+    ended: TurnEnded
+
+
+@dataclass(frozen=True)
+class ModelsListed:
+    """The window's own note: the server's models, for `/model`'s picker."""
+
+    models: tuple[str, ...]
+    current: str
+
+
+@dataclass(frozen=True)
+class TopLineChanged:
+    """The window's own note: a setting the top line shows changed in a worker."""
+
+
+WindowNote = AgentReady | TurnWorkerDone | ModelsListed | TopLineChanged
+WindowEvent = Event | WindowNote
+
+
+class EventsArrived(Message):
+    """Tells the app that `EventBridge.take()` has events for it."""
+
+
+def _joined(last: WindowEvent | None, event: WindowEvent) -> WindowEvent | None:
+    """`last` and `event` as one event, or None when they do not join."""
+    if isinstance(event, TextDelta) and isinstance(last, TextDelta):
+        return replace(last, text=last.text + event.text)
+    if isinstance(event, ReasoningDelta) and isinstance(last, ReasoningDelta):
+        return replace(last, text=last.text + event.text)
+    if (
+        isinstance(event, ToolOutputDelta)
+        and isinstance(last, ToolOutputDelta)
+        and last.call_id == event.call_id
+    ):
+        return replace(last, text=last.text + event.text)
+    return None
+
+
+def coalesce(events: list[WindowEvent]) -> list[WindowEvent]:
+    """Join consecutive TextDelta, ReasoningDelta, and ToolOutputDelta of one call."""
+    joined: list[WindowEvent] = []
+    for event in events:
+        both = _joined(joined[-1] if joined else None, event)
+        if both is not None:
+            joined[-1] = both
+        else:
+            joined.append(event)
+    return joined
+
+
+class EventBridge:
+    """The sink handed to the Agent: callable from any thread, never blocks for long."""
+
+    def __init__(self, target: MessagePump) -> None:
+        self._target = target
+        self._lock = threading.Lock()
+        self._pending: list[WindowEvent] = []
+        self._announced = False
+
+    def __call__(self, event: WindowEvent) -> None:
+        with self._lock:
+            self._pending.append(event)
+            if self._announced:
+                return
+            self._announced = True
+        self._target.post_message(EventsArrived())
+
+    def take(self) -> list[WindowEvent]:
+        """Every event queued so far, oldest first, deltas joined."""
+        with self._lock:
+            events, self._pending = self._pending, []
+            self._announced = False
+        return coalesce(events)

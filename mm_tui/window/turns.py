@@ -1,0 +1,378 @@
+"""The window's turns: one object owns their state and is the only road to the core.
+
+`TurnController` holds what the window knows about turns (the queue of messages, whether one
+runs and since when, the open permission questions, what was said this turn, the echoed user
+text, the tokens counted before the core is ready) and the `AgentPort`. Keys and slash commands
+call its intents; events from the core tell it what happened. It draws nothing itself: it asks a
+`TurnSurface` (the app) to show things and to run blocking calls in thread workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import InvalidStateError
+from dataclasses import replace
+from typing import Protocol, runtime_checkable
+
+from mm_tui.agent.events import (
+    WAITING_FOR_MODEL,
+    Notice,
+    NoticeLevel,
+    PermissionAnswer,
+    PermissionRequest,
+    TurnEnded,
+)
+from mm_tui.agent.port import AgentPort, PermissionMode, PermissionState, TopLineView
+from mm_tui.window.event_bridge import ModelsListed, TopLineChanged, TurnWorkerDone, WindowEvent
+
+log = logging.getLogger(__name__)
+
+TURN_RUNNING = "a turn is running — press Esc to interrupt it first"
+AGENT_NOT_READY = "{command}: the agent is not ready yet"
+COMPACTING = "Compacting the history"
+COMPACT_UNAVAILABLE = "/compact is not available yet"
+YOLO_ON = "yolo on: tools run without asking"
+YOLO_OFF = "yolo off: bash, edits and renames ask again"
+MODEL_SET = "model: {model}"
+#: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
+MESSAGE = "message"
+
+
+@runtime_checkable
+class RefusingPort(Protocol):
+    """A port that cannot do some intents at all (a replay has no model): it says so at once.
+
+    The live `Agent` can do everything and does not implement this.
+    """
+
+    def refusal(self, intent: str) -> Notice | None:
+        """The line to say instead of `intent` (a slash command, or `MESSAGE`); None: go on."""
+        ...
+
+
+class TurnSurface(Protocol):
+    """What the controller asks of the screen; the app implements it."""
+
+    def say(self, level: NoticeLevel, text: str) -> None:
+        """One notice line in the transcript."""
+        ...
+
+    def show_user_message(self, text: str) -> None: ...
+
+    def show_queue(self, queued: Sequence[str]) -> None: ...
+
+    def show_status(self, state: str, elapsed: float | None) -> None:
+        """The status line's spinner text, and the turn's time (None: not shown)."""
+        ...
+
+    def show_top_line(self, view: TopLineView) -> None: ...
+
+    def keys_changed(self) -> None:
+        """Which keys work changed (a question opened, a turn started or ended)."""
+        ...
+
+    def run_in_thread(
+        self, work: Callable[[], None], *, group: str = "default", exclusive: bool = False
+    ) -> None:
+        """Run blocking `work` in a thread worker; it reports through the sink only."""
+        ...
+
+    def restart_transcript(self, notice: str) -> None:
+        """Clear the transcript, say `notice`, then redraw the top line."""
+        ...
+
+
+class TurnController:
+    """Turn state of the window and its intents; every call to the core goes through here."""
+
+    def __init__(
+        self,
+        surface: TurnSurface,
+        sink: Callable[[WindowEvent], None],
+        start_view: TopLineView,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`start_view`: what the top line shows from the config before the core is ready."""
+        self.surface = surface
+        self.sink = sink
+        self.start_view = start_view
+        self.clock = clock
+        self.port: AgentPort | None = None
+        self.queue: deque[str] = deque()
+        self.questions: dict[str, PermissionRequest] = {}
+        self.running = False
+        self.started_at = 0.0
+        self.prompt_tokens = 0
+        self._echoed: str | None = None
+        self._said: set[str] = set()
+
+    # -- the port and the top line --------------------------------------------------------
+
+    def port_ready(self, port: AgentPort) -> list[Notice]:
+        """The core is built; returns what it has to say at start."""
+        self.port = port
+        return list(port.startup_notices)
+
+    def top_line(self) -> TopLineView:
+        """The port's view, with the config's model and server where the port has none."""
+        if self.port is None:
+            return replace(self.start_view, used=self.prompt_tokens)
+        view = self.port.top_line()
+        return replace(
+            view,
+            model=view.model or self.start_view.model,
+            server=view.server or self.start_view.server,
+        )
+
+    def refresh_top_line(self) -> None:
+        self.surface.show_top_line(self.top_line())
+
+    def elapsed(self) -> float:
+        """Seconds since the running turn started."""
+        return self.clock() - self.started_at
+
+    def _refusal(self, intent: str) -> Notice | None:
+        port = self.port
+        return port.refusal(intent) if isinstance(port, RefusingPort) else None
+
+    def _port_for(self, command: str, *, idle: bool = False) -> AgentPort | None:
+        """The port, or None after saying why `command` cannot run now."""
+        refusal = self._refusal(command)
+        if refusal is not None:
+            self.surface.say(refusal.level, refusal.text)
+            return None
+        if self.port is None:
+            self.surface.say("warning", AGENT_NOT_READY.format(command=command))
+            return None
+        if idle and self.running:
+            self.surface.say("warning", TURN_RUNNING)
+            return None
+        return self.port
+
+    def ready_for(self, command: str, *, idle: bool = False) -> bool:
+        """Whether `command` can run now; False after saying why not."""
+        return self._port_for(command, idle=idle) is not None
+
+    # -- messages and turns ---------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        """A message for the model: queued, and sent at once when nothing runs."""
+        refusal = self._refusal(MESSAGE)
+        if refusal is not None:
+            self.surface.say(refusal.level, refusal.text)
+            return
+        self.queue.append(text)
+        self.surface.show_queue(list(self.queue))
+        self.start_next()
+
+    def start_next(self) -> None:
+        """Send the oldest queued message if no turn runs and the core is ready."""
+        if self.queue and not self.running and self.port is not None:
+            text = self.queue.popleft()
+            self.surface.show_queue(list(self.queue))
+            self._start_turn(self.port, text)
+
+    def _start_turn(self, port: AgentPort, text: str) -> None:
+        self.running = True
+        self._said.clear()
+        self.started_at = self.clock()
+        self._echoed = text
+        self.surface.show_status(WAITING_FOR_MODEL, 0.0)
+        self.surface.show_user_message(text)
+        self.surface.keys_changed()
+        self.surface.run_in_thread(lambda: self._run_turn(port, text), group="turn", exclusive=True)
+
+    def _run_turn(self, port: AgentPort, text: str) -> None:
+        """In a worker thread: the whole turn, then a note that it returned."""
+        try:
+            ended = port.run_turn(text)
+        except Exception as error:  # SPEC §3: an error ends the turn, never the window
+            log.exception("run_turn raised")
+            ended = TurnEnded("error", f"{type(error).__name__}: {error}")
+        self.sink(TurnWorkerDone(ended))
+
+    def turn_started(self, text: str) -> bool:
+        """The core says a turn started; True when its user text still has to be shown."""
+        if not self.running:  # a replay, or a turn the window did not start itself
+            self.running = True
+            self._said.clear()
+            self.started_at = self.clock()
+            self.surface.keys_changed()
+        echo = self._echoed != text
+        self._echoed = None
+        return echo
+
+    def said(self, text: str) -> None:
+        """A notice was shown this turn (the turn's end does not repeat it)."""
+        self._said.add(text)
+
+    def usage(self, prompt_tokens: int, completion_tokens: int) -> None:
+        self.prompt_tokens = prompt_tokens + completion_tokens
+        self.refresh_top_line()
+
+    def turn_ended(self, ended: TurnEnded) -> str | None:
+        """The turn is over; returns its error line when it was not said yet."""
+        error = ended.error if ended.error and ended.error not in self._said else None
+        self.running = False
+        self._said.clear()
+        self.questions.clear()
+        self.surface.show_status("", None)
+        self.surface.keys_changed()
+        self.refresh_top_line()
+        return error
+
+    # -- permission questions -------------------------------------------------------------
+
+    def question_opened(self, request: PermissionRequest) -> None:
+        self.questions[request.call_id] = request
+
+    def question_resolved(self, call_id: str) -> None:
+        """Answered elsewhere (a session grant, an interrupt)."""
+        self.questions.pop(call_id, None)
+        self.surface.keys_changed()
+
+    def tool_finished(self, call_id: str) -> None:
+        self.questions.pop(call_id, None)
+
+    def answer(self, key: str) -> tuple[str, PermissionAnswer] | None:
+        """a / s / r: answer the oldest open question; (its call id, the answer) or None."""
+        if not self.questions:
+            return None
+        call_id, request = next(iter(self.questions.items()))
+        answer = PermissionAnswer(key)
+        del self.questions[call_id]
+        try:
+            if not request.future.done():
+                request.future.set_result(answer)
+        except InvalidStateError:  # the worker gave up on it (interrupted) meanwhile
+            log.debug("question %s was already settled", call_id, exc_info=True)
+        self.surface.keys_changed()
+        return call_id, answer
+
+    # -- interrupting and leaving ---------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Esc: interrupt the turn (SPEC §3); the core closes the stream and ends commands."""
+        if self.port is not None and self.running:
+            self.port.cancel()
+
+    def quit(self) -> None:
+        """Ctrl+Q or /quit: interrupt what runs; the caller closes the window."""
+        self.interrupt()
+
+    def close(self) -> None:
+        """The window is gone: stop the core's commands and servers."""
+        if self.port is not None:
+            self.port.close()
+
+    # -- settings and session commands ----------------------------------------------------
+
+    def new_session(self, notice: str) -> None:
+        """`/new`: a fresh history; the transcript restarts with `notice`."""
+        port = self._port_for("/new", idle=True)
+        if port is None:
+            return
+        port.new_session()
+        self.prompt_tokens = 0
+        self.surface.restart_transcript(notice)
+
+    def compact(self) -> None:
+        """`/compact`: runs like a turn (Esc interrupts, messages queue), in a worker."""
+        port = self._port_for("/compact", idle=True)
+        if port is None:
+            return
+        self.running = True
+        self.started_at = self.clock()
+        self.surface.show_status(COMPACTING, None)
+        self.surface.run_in_thread(lambda: self._compact(port), group="turn")
+
+    def _compact(self, port: AgentPort) -> None:
+        try:
+            port.compact()
+        except NotImplementedError:
+            self.sink(Notice("warning", COMPACT_UNAVAILABLE))
+        except Exception as error:  # a server fault ends the compaction, not the window
+            log.exception("/compact failed")
+            self.sink(Notice("error", f"/compact failed: {error}"))
+        # On success the core says what it compacted, in its own notice.
+        self.sink(TurnWorkerDone(TurnEnded("answered")))
+
+    def toggle_yolo(self) -> None:
+        """`/yolo`: tools run without asking, or ask again."""
+        port = self._port_for("/yolo")
+        if port is None:
+            return
+        on = not port.permission_state().yolo
+        port.set_yolo(on)
+        self.surface.say("warning" if on else "info", YOLO_ON if on else YOLO_OFF)
+        self.refresh_top_line()
+
+    def permission_state(self, command: str) -> PermissionState | None:
+        """The gate's state for `command`, or None after saying why it cannot run."""
+        port = self._port_for(command)
+        return None if port is None else port.permission_state()
+
+    def set_permissions(self, mode: PermissionMode) -> None:
+        """`/permissions ask|allow`."""
+        port = self._port_for("/permissions")
+        if port is None:
+            return
+        port.set_permissions(mode)
+        self.surface.say("info", f"permissions: {mode}")
+
+    def revoke(self, tool: str) -> None:
+        """`/permissions revoke [tool]`: one grant, or all of them when no tool is named."""
+        port = self._port_for("/permissions")
+        if port is None:
+            return
+        names = [tool] if tool else sorted(port.permission_state().grants)
+        port.revoke_grants(names)
+        self.surface.say("info", f"revoked: {', '.join(names) or 'nothing to revoke'}")
+
+    def revoke_chosen(self, names: Iterable[str]) -> None:
+        """The grants revoked on the `/permissions` screen, each said on its line."""
+        port = self.port
+        if port is None:
+            return
+        for name in port.revoke_grants(names):
+            self.surface.say("info", f"revoked: {name} asks again")
+
+    def model(self, name: str) -> None:
+        """`/model name` switches at once; `/model` lists the models for a picker."""
+        port = self._port_for("/model", idle=True)
+        if port is None:
+            return
+        if name:
+            self._switch_model(port, name)
+        else:
+            self.surface.run_in_thread(lambda: self._list_models(port))
+
+    def choose_model(self, name: str | None) -> None:
+        """The picker's answer (None: cancelled)."""
+        if name and self.port is not None:
+            self._switch_model(self.port, name)
+
+    def _switch_model(self, port: AgentPort, name: str) -> None:
+        self.surface.run_in_thread(lambda: self._set_model(port, name))
+
+    def _set_model(self, port: AgentPort, name: str) -> None:
+        try:
+            port.set_model(name)
+        except Exception as error:
+            log.exception("/model %s failed", name)
+            self.sink(Notice("error", f"/model failed: {error}"))
+            return
+        self.sink(TopLineChanged())
+        self.sink(Notice("info", MODEL_SET.format(model=name)))
+
+    def _list_models(self, port: AgentPort) -> None:
+        try:
+            models = port.list_models()
+        except Exception as error:
+            log.exception("listing the models failed")
+            self.sink(Notice("error", f"/model: could not list the models: {error}"))
+            return
+        self.sink(ModelsListed(tuple(models), port.top_line().model))
