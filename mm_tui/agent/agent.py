@@ -26,6 +26,7 @@ from mm_tui.agent.events import EventSink, Notice, TurnEnded, TurnStarted
 from mm_tui.agent.loop_detector import LoopDetector
 from mm_tui.agent.model_call import RETRY_DELAYS, ModelCall, ToolMode
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.output_store import output_file, read_full_output
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.port import PermissionMode, PermissionState, TopLineView
 from mm_tui.agent.project_instructions import load_project_instructions
@@ -94,6 +95,7 @@ class Agent:
             self.signals,
             self.cwd,
             config.max_output,
+            lambda call_id: output_file(self.session_path, call_id),
         )
         if config.system_prompt_file and not config.system_prompt:
             path = Path(config.system_prompt_file).expanduser()
@@ -117,6 +119,10 @@ class Agent:
     @property
     def session_path(self) -> Path:
         return self.conversation.path
+
+    def full_output(self, call_id: str) -> str | None:
+        """A call's whole output as it ran (the model got it cut), or None if none was kept."""
+        return read_full_output(self.session_path, call_id)
 
     @property
     def tool_mode(self) -> ToolMode:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from mm_tui.agent.events import (
     running_state,
 )
 from mm_tui.agent.loop_detector import LOOP_NOTE, LOOP_STOP, LoopDetector, LoopVerdict
+from mm_tui.agent.output_store import FullOutputWriter
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall
@@ -49,6 +51,7 @@ class ToolRunner:
         signals: TurnSignals,
         cwd: Path,
         max_output: int,
+        full_output_file: Callable[[str], Path] | None = None,
     ) -> None:
         self.registry = registry
         self.gate = gate
@@ -57,6 +60,8 @@ class ToolRunner:
         self.signals = signals
         self.cwd = cwd
         self.max_output = max_output
+        #: Where a call's whole live output is kept for the person's viewer (issue 14).
+        self.full_output_file = full_output_file
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
         """Run every call; a TurnEnded when the turn must stop, else None."""
@@ -134,12 +139,31 @@ class ToolRunner:
         self, call_id: str, tool: Tool, args: dict[str, Any]
     ) -> tuple[str, ToolStatus, str | None]:
         signals = self.signals
+        kept: list[FullOutputWriter] = []
+
+        def emit_output(text: str) -> None:
+            if not kept and self.full_output_file is not None:
+                kept.append(FullOutputWriter(self.full_output_file(call_id)))
+            for writer in kept:
+                writer.append(text)
+            signals.sink(ToolOutputDelta(call_id, text))
+
         ctx = ToolContext(
             cwd=self.cwd,
             max_output=self.max_output,
             cancel=signals.cancel,
-            emit_output=lambda text: signals.sink(ToolOutputDelta(call_id, text)),
+            emit_output=emit_output,
         )
+        try:
+            return self._gate_and_run(call_id, tool, args, ctx)
+        finally:
+            for writer in kept:
+                writer.close()
+
+    def _gate_and_run(
+        self, call_id: str, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> tuple[str, ToolStatus, str | None]:
+        signals = self.signals
         try:
             if self.gate.asks and tool.needs_permission(args, ctx):
                 signals.set_spinner(WAITING_FOR_ANSWER)

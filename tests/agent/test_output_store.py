@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from mm_tui.agent.agent import Agent
+from mm_tui.agent.config import Config
+from mm_tui.agent.events import ToolFinished
 from mm_tui.agent.output_store import (
     FullOutputWriter,
     output_file,
     outputs_dir,
     read_full_output,
 )
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
 
 def test_an_output_under_the_limit_is_kept_whole(tmp_path: Path) -> None:
@@ -52,3 +58,30 @@ def test_an_unwritable_folder_loses_the_copy_not_the_turn(tmp_path: Path) -> Non
     writer.close()
 
     assert read_full_output(tmp_path / "s.json", "c") is None
+
+
+def test_the_agent_keeps_a_commands_whole_output_beside_the_session(
+    tmp_path: Path, model_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    command = "for i in $(seq 1 3000); do echo line $i; done"
+    model_server.enqueue(Reply(tool_calls=[ToolCall("bash", {"command": command}, id="c1")]))
+    model_server.enqueue(Reply(text="done"))
+    config = Config(
+        base_url=model_server.base_url, model="m", yolo=True, max_output=1000, lsp_servers=()
+    )
+    events: list[object] = []
+    agent = Agent(config, events.append, tmp_path, retry_delays=())
+    try:
+        agent.run_turn("count")
+        whole = agent.full_output("c1")
+    finally:
+        agent.close()
+
+    [finished] = [e for e in events if isinstance(e, ToolFinished)]
+    assert len(finished.output) < 1_200  # the model's copy is cut
+    assert whole is not None
+    assert whole.splitlines()[0] == "line 1"
+    assert whole.splitlines()[-1] == "line 3000"
+    assert output_file(agent.session_path, "c1").is_file()
+    assert agent.full_output("no-such-call") is None
