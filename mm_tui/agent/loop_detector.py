@@ -19,6 +19,10 @@ LOOP_STOP = (
     "failing result — turn stopped by the loop detector; rephrase the request, or fix what the "
     "tool kept reporting]"
 )
+#: The same stop when the repeated result was a success (issue 14): not called "failing".
+LOOP_STOP_SAME = LOOP_STOP.replace("same failing result", "same result").replace(
+    "fix what the tool kept reporting", "say what is still missing"
+)
 RUNAWAY = (
     "[error: the model's tool call ran away: its arguments repeat the same pattern "
     "({count} characters so far: {sample}) — generation stopped; rephrase the request, or try "
@@ -32,6 +36,11 @@ RUNAWAY_SIZE = (
 
 WARN_AT = 3  # the same triple 3 times in a row: a note is appended
 STOP_AT = 6  # 3 more: the turn stops
+
+
+def loop_stop_message(tool: str, count: int, *, failed: bool) -> str:
+    """SPEC §5's stop line; a repeated success is not called a failing result."""
+    return (LOOP_STOP if failed else LOOP_STOP_SAME).format(tool=tool, count=count)
 
 
 class LoopVerdict(Enum):

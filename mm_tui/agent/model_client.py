@@ -17,6 +17,10 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 HOW_TO_SET_URL = "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
+NOT_OPENAI_COMPATIBLE = (
+    "the server at {url} is not OpenAI-compatible: it has no /models (HTTP 404: {detail}) — "
+    "the base URL usually ends in /v1"
+)
 RETRYABLE_STATUSES = (429, 500, 502, 503, 504)
 
 
@@ -153,6 +157,10 @@ class ModelClient:
                     "with OPENAI_API_KEY or apiKey in .mm.yaml",
                     status=status,
                     body=body,
+                )
+            if status == 404 and not model:  # GET /models itself is not there
+                return ModelFault(
+                    NOT_OPENAI_COMPATIBLE.format(url=url, detail=detail), status=status, body=body
                 )
             if status == 404:
                 return ModelFault(

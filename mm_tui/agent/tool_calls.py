@@ -23,7 +23,7 @@ from mm_tui.agent.events import (
     TurnEnded,
     running_state,
 )
-from mm_tui.agent.loop_detector import LOOP_NOTE, LOOP_STOP, LoopDetector, LoopVerdict
+from mm_tui.agent.loop_detector import LOOP_NOTE, LoopDetector, LoopVerdict, loop_stop_message
 from mm_tui.agent.output_store import FullOutputWriter
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
@@ -62,6 +62,7 @@ class ToolRunner:
         self.max_output = max_output
         #: Where a call's whole live output is kept for the person's viewer (issue 14).
         self.full_output_file = full_output_file
+        self.loop_message = ""  # the stop line of the last loop verdict
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
         """Run every call; a TurnEnded when the turn must stop, else None."""
@@ -76,7 +77,7 @@ class ToolRunner:
                 return TurnEnded("interrupted")
             if verdict is LoopVerdict.STOP:
                 self._fill_results(calls[position + 1 :], NOT_RUN_AFTER_LOOP, ToolStatus.FAILED)
-                message = LOOP_STOP.format(tool=call.name, count=self.detector.count)
+                message = self.loop_message
                 self.conversation.add_error("generation", message)
                 self.signals.sink(Notice("loop", message))
                 return TurnEnded("loop", message)
@@ -122,7 +123,9 @@ class ToolRunner:
                 Notice("loop", f"{call.name}: the same call and result 3 times in a row")
             )
         elif verdict is LoopVerdict.STOP:
-            output = LOOP_STOP.format(tool=call.name, count=self.detector.count)
+            failed = status is not ToolStatus.DONE
+            output = loop_stop_message(call.name, self.detector.count, failed=failed)
+            self.loop_message = output
             status = ToolStatus.LOOP_DETECTED
         duration = time.monotonic() - started
         record = ToolRecord(title, status, duration, diff, badge, raw if badge else "", kind)

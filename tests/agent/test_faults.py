@@ -4,6 +4,7 @@ next turn that works."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,27 @@ def test_without_a_model_the_first_one_the_server_lists_is_used(
 
     assert agent.model == "gemma3:12b"
     assert model_server.requests[0]["model"] == "gemma3:12b"
+
+
+def test_a_server_that_is_not_openai_compatible_is_said_so_not_a_model_named_none(
+    model_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mm_tui.agent.agent import Agent
+    from mm_tui.agent.config import Config
+    from mm_tui.agent.events import TurnEnded
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    url = f"{model_server.root_url}/not-an-api"
+    events: list[object] = []
+    agent = Agent(Config(base_url=url, lsp_servers=()), events.append, tmp_path, retry_delays=())
+    try:
+        ended = agent.run_turn("hello")
+    finally:
+        agent.close()
+
+    assert isinstance(ended, TurnEnded) and ended.reason == "error"
+    assert ended.error is not None
+    assert ended.error.startswith(
+        f"the server at {url} is not OpenAI-compatible: it has no /models (HTTP 404: "
+    )
+    assert "None" not in ended.error

@@ -16,9 +16,15 @@ LOOP_NOTE = (
     "Please try a different approach or provide more information.]"
 )
 LOOP_STOP = (
-    "[error: the model repeated the same echo call 6 times in a row with the same failing "
+    "[error: the model repeated the same nosuch call 6 times in a row with the same failing "
     "result — turn stopped by the loop detector; rephrase the request, or fix what the tool "
     "kept reporting]"
+)
+#: A repeated success is not called failing (issue 14).
+LOOP_STOP_AFTER_SUCCESS = (
+    "[error: the model repeated the same echo call 6 times in a row with the same "
+    "result — turn stopped by the loop detector; rephrase the request, or say what is still "
+    "missing]"
 )
 
 
@@ -38,16 +44,30 @@ def test_the_third_identical_call_gets_the_note_and_the_sixth_stops_the_turn(
     outputs = [e.output for e in events.of(ToolFinished)]
     assert outputs[:2] == ["again", "again"]
     assert outputs[2] == f"again\n{LOOP_NOTE}"
-    assert outputs[5] == LOOP_STOP
+    assert outputs[5] == LOOP_STOP_AFTER_SUCCESS
     assert len(outputs) == 6 and len(model_server.requests) == 6
     assert events.of(ToolFinished)[5].status is ToolStatus.LOOP_DETECTED
-    assert ended.reason == "loop" and ended.error == LOOP_STOP
-    assert any(n.level == "loop" and n.text == LOOP_STOP for n in events.of(Notice))
+    assert ended.reason == "loop" and ended.error == LOOP_STOP_AFTER_SUCCESS
+    assert any(n.level == "loop" and n.text == LOOP_STOP_AFTER_SUCCESS for n in events.of(Notice))
     saved = json.loads(agent.session_path.read_text())
     assert saved["errors"][-1]["where"] == "generation"
-    assert saved["errors"][-1]["message"] == LOOP_STOP
+    assert saved["errors"][-1]["message"] == LOOP_STOP_AFTER_SUCCESS
     assert_valid_history(agent.messages)
     assert sum(1 for m in agent.messages if m["role"] == "tool") == 6  # the history keeps all
+
+
+def test_a_repeated_failure_stops_with_the_spec_line_word_for_word(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    for _ in range(8):
+        model_server.enqueue(Reply(tool_calls=[ToolCall("nosuch", {})]))
+    agent, events = make_agent()
+
+    ended = agent.run_turn("loop")
+
+    assert events.of(ToolFinished)[5].output == LOOP_STOP
+    assert ended.reason == "loop" and ended.error == LOOP_STOP
+    assert_valid_history(agent.messages)
 
 
 def test_a_different_call_resets_the_count() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import Notice
@@ -48,8 +50,9 @@ def test_an_untrusted_project_is_told_and_its_file_not_used(tmp_path: Path) -> N
 
 
 def test_the_agent_sends_agents_md_in_its_system_prompt_and_says_it_at_start(
-    tmp_path: Path, model_server: ScriptedServer
+    tmp_path: Path, model_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     (tmp_path / "AGENTS.md").write_text("Run the tests with `make check`.\n" * 150)
     config = Config(base_url=model_server.base_url, model="scripted-model", lsp_servers=())
     events: list[object] = []
