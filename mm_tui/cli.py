@@ -104,6 +104,9 @@ def _run(args: argparse.Namespace) -> int:
         for line in str(exc).splitlines():  # every problem of the file, one line each
             print(f"mm-tui: {line}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    if args.resume is not None and (problem := _unresumable(args.resume)):
+        print(f"mm-tui: cannot resume: {problem}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
     if args.prompt is not None:
         from mm_tui.headless import run_headless
 
@@ -120,6 +123,17 @@ def _run(args: argparse.Namespace) -> int:
         replay=args.replay,
         demo=args.demo,
     )
+
+
+def _unresumable(resume: str) -> str | None:
+    """Why `--resume ID` cannot open that session (an unknown id stops, issue 14), or None."""
+    from mm_tui.agent.session import SessionError, SessionStore
+
+    try:
+        SessionStore().load(resume)
+    except SessionError as exc:
+        return str(exc)
+    return None
 
 
 if __name__ == "__main__":

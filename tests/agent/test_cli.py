@@ -135,3 +135,12 @@ def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
     [session] = (tmp_path / "data/mm/sessions").glob("*.json")
     roles = [m["role"] for m in json.loads(session.read_text())["messages"]]
     assert roles == ["system", "user", "assistant", "tool"]
+
+
+def test_resume_of_an_unknown_id_stops_with_one_line_and_no_window(tmp_path: Path) -> None:
+    for face in ((), ("-p", "hi")):
+        done = mm("--resume", "20990101-nope", *face, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.startswith("mm-tui: cannot resume: no session file ")
+        assert "20990101-nope" in done.stderr
+        assert "Traceback" not in done.stderr
