@@ -126,14 +126,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _unresumable(resume: str) -> str | None:
-    """Why `--resume ID` cannot open that session (an unknown id stops, issue 14), or None."""
-    from mm_tui.agent.session import SessionError, SessionStore
+    """Why `--resume ID` names no session (an unknown id stops, issue 14), or None.
 
-    try:
-        SessionStore().load(resume)
-    except SessionError as exc:
-        return str(exc)
-    return None
+    A session file that exists but is corrupt is kept and a new session starts (SPEC §8 tests).
+    """
+    from mm_tui.agent.session import SessionStore
+
+    store = SessionStore()
+    path = Path(resume) if resume.endswith(".json") else store.path_for(resume)
+    if path.exists():
+        return None
+    return f"no session file {path}"
 
 
 if __name__ == "__main__":

@@ -186,3 +186,12 @@ def check_tools(config: Config, model: str, *, timeout: float = 2.0) -> Finding:
     if "tools" in capabilities:
         return Finding("tools", "ok", TOOLS_NATIVE.format(model=model))
     return Finding("tools", "warning", TOOLS_TEXT.format(model=model))
+
+
+def first_run_findings(config: Config) -> list[Finding]:
+    """The window's start check: server, model and context (tool support waits for a turn)."""
+    report = check_server(config)
+    findings = list(report.findings)
+    if report.model:
+        findings.append(check_context(config, report.model))
+    return findings

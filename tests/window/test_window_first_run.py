@@ -1,0 +1,63 @@
+"""The first run: the empty transcript says what the server check found, and how to begin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mm_tui.agent.config import Config
+from mm_tui.agent.server_check import Finding, first_run_findings
+from mm_tui.scripted_server import ScriptedServer
+from mm_tui.widgets.first_run import HINTS, FirstRunPanel
+from tests.window.conftest import wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+async def shown(still_app: Any, panel: FirstRunPanel) -> str:
+    app = still_app()
+    async with app.run_test(size=(100, 24)) as pilot:
+        await app.transcript.mount(panel)
+        await wait_for(pilot, lambda: panel.findings is not None, "the check answered")
+        return str(panel.render())
+
+
+async def test_a_live_server_is_named_with_its_model_context_and_hints(
+    still_app: Any, model_server: ScriptedServer
+) -> None:
+    model_server.n_ctx = 32768
+    config = Config(base_url=model_server.base_url)
+    text = await shown(
+        still_app, FirstRunPanel(lambda: first_run_findings(config), url=config.base_url)
+    )
+
+    assert text.splitlines() == [
+        f"✓ server {model_server.base_url} answers (1 model(s))",
+        "✓ model scripted-model (the first the server lists; choose with --model or /model)",
+        "✓ context window 32768 tokens (llama-server /props)",
+        "",
+        *HINTS,
+    ]
+
+
+async def test_a_server_that_is_down_gets_the_command_to_start_it_and_no_hints(
+    still_app: Any,
+) -> None:
+    config = Config(base_url="http://127.0.0.1:9/v1")
+    text = await shown(
+        still_app, FirstRunPanel(lambda: first_run_findings(config), url=config.base_url)
+    )
+
+    lines = text.splitlines()
+    assert lines[0].startswith("✗ no model server answers at http://127.0.0.1:9/v1 (")
+    assert lines[1:] == ["    run: llama-server -m MODEL.gguf --jinja --port 9"]
+
+
+async def test_a_check_that_raises_is_one_warning_line(still_app: Any) -> None:
+    def broken() -> list[Finding]:
+        raise RuntimeError("boom")
+
+    text = await shown(still_app, FirstRunPanel(broken, url="http://x/v1"))
+
+    assert text.splitlines()[0] == "! the server check failed: boom"
