@@ -21,6 +21,7 @@ SUITES = (
     "bench.bench_lsp",
     "bench.bench_window",
     "bench.bench_corpus",
+    "bench.bench_sessions",
 )
 RESULTS = Path(__file__).with_name("RESULTS.md")
 

@@ -35,6 +35,8 @@ from mm_tui.agent.events import (
     TurnSummary,
     running_state,
 )
+from mm_tui.agent.session import SessionError, read_session_document
+from mm_tui.agent.session_log import SUFFIX as SESSION_LOG_SUFFIX
 from mm_tui.agent.tool_record import ToolRecord
 
 TimedEvent = tuple[float, Any]  # (seconds to wait before it, the event)
@@ -66,6 +68,13 @@ def demo_path() -> Path:
 
 def load_replay(path: Path, pace: Pace | None = None) -> tuple[list[TimedEvent], dict[str, str]]:
     """The timed events of a session file, and its model and server for the top line."""
+    if Path(path).suffix == SESSION_LOG_SUFFIX:  # an append-only log: its whole history
+        try:
+            document = read_session_document(Path(path))
+        except SessionError as error:
+            raise ReplayError(str(error)) from None
+        meta = {key: str(document.get(key) or "") for key in ("model", "base_url", "cwd")}
+        return session_events(document, pace or Pace()), meta
     try:
         session = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:

@@ -117,6 +117,12 @@ class Agent:
         return self.conversation.messages
 
     @property
+    def history(self) -> list[dict[str, Any]]:
+        """Every message of the session, those compaction summarised included (replay,
+        export, the window after --continue)."""
+        return self.conversation.history
+
+    @property
     def session_path(self) -> Path:
         return self.conversation.path
 
@@ -201,9 +207,10 @@ class Agent:
         self.signals.cancel.set()
 
     def close(self) -> None:
-        """Stop language servers and anything still running."""
+        """Stop language servers and anything still running; release the session file."""
         self.signals.cancel.set()
         self.registry.close()
+        self.conversation.close()
 
     # -- one turn ---------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 Kept word for word: the system prompt, the first user message (the task as the person said it)
 and the last turns. A turn is cut only at user messages, so a tool call is never separated from
 its result. When the summary cannot be had, the middle is dropped instead, and that is said.
+Nothing is deleted from the session file: a marker says what the model is sent from then on.
 `compact` runs it against a conversation: plan, ask the model, replace, say what happened.
 """
 
@@ -49,13 +50,19 @@ class CompactionPlan:
     middle: list[dict[str, Any]]
     tail: list[dict[str, Any]]  # the last turns, whole
 
+    def summary_note(self, summary: str) -> dict[str, Any]:
+        """The message standing for the middle once summarised."""
+        return {"role": "assistant", "content": SUMMARY_PREFIX + summary.strip()}
+
+    def dropped_note(self) -> dict[str, Any]:
+        """The message standing for the middle when no summary could be had."""
+        return {"role": "assistant", "content": DROPPED_TEXT.format(n=len(self.middle))}
+
     def with_summary(self, summary: str) -> list[dict[str, Any]]:
-        note = {"role": "assistant", "content": SUMMARY_PREFIX + summary.strip()}
-        return [*self.head, note, *self.tail]
+        return [*self.head, self.summary_note(summary), *self.tail]
 
     def with_middle_dropped(self) -> list[dict[str, Any]]:
-        note = {"role": "assistant", "content": DROPPED_TEXT.format(n=len(self.middle))}
-        return [*self.head, note, *self.tail]
+        return [*self.head, self.dropped_note(), *self.tail]
 
 
 def split_turns(
@@ -144,7 +151,7 @@ def compact(
     except Interrupted:
         text, failure = "", "interrupted"
     if text:
-        conversation.replace_messages(plan.with_summary(text))
+        conversation.record_compaction(len(plan.head), len(plan.middle), plan.summary_note(text))
         signals.sink(
             Notice(
                 "info",
@@ -156,7 +163,7 @@ def compact(
     message = (
         f"compaction failed ({failure}) — dropped the {len(plan.middle)} oldest message(s) instead"
     )
-    conversation.add_error("compact", message, save=False)
-    conversation.replace_messages(plan.with_middle_dropped())
+    conversation.add_error("compact", message)
+    conversation.record_compaction(len(plan.head), len(plan.middle), plan.dropped_note())
     signals.sink(Notice("warning", message))
     return True

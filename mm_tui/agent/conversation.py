@@ -1,8 +1,9 @@
 """The conversation and its session file (SPEC §8): opening it (new, --resume, --continue),
-appending messages, recording tool rows, errors and totals, and saving after each change.
+appending messages, recording tool rows, errors, totals and compaction markers.
 
 The turn loop's parts write the history only through this object, so what is on disk always
-follows what the model will be sent.
+follows what the model will be sent. Every change is one appended line (`session_log`); the
+file is created with the first message, synced at the end of every turn and at close.
 """
 
 from __future__ import annotations
@@ -13,98 +14,130 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.events import EventSink, Notice, ToolKind, TurnEnded, TurnSummary
-from mm_tui.agent.session import (
-    Session,
-    SessionError,
-    SessionStore,
-    answer_unfinished_calls,
-)
+from mm_tui.agent.session import OpenedSession, Session, SessionBusy, SessionError, SessionStore
+from mm_tui.agent.session_log import SessionLog, message_line
 from mm_tui.agent.tool_record import ToolRecord
 
 log = logging.getLogger(__name__)
 
+IN_USE = (
+    "session {id} is in use by another mm-tui — it was left as it is; "
+    "this one goes on in a copy, session {fork}"
+)
+
 
 class Conversation:
-    """The session being talked in, and the store that keeps it on disk."""
+    """The session being talked in, and its writer (which holds the file's lock)."""
 
-    def __init__(
-        self,
-        store: SessionStore,
-        sink: EventSink,
-        fresh: Callable[[], Session],
-    ) -> None:
+    def __init__(self, store: SessionStore, sink: EventSink, fresh: Callable[[], Session]) -> None:
         self.store = store
         self.sink = sink
         self._fresh = fresh
         self.session: Session = fresh()  # until `open` finds the one asked for
+        self._log: SessionLog | None = None
 
     # -- opening ------------------------------------------------------------------------
 
     def open(self, resume: str | None, continue_last: bool, cwd: Path) -> list[Notice]:
         """Open the session asked for (or start a new one); the start banner's notices."""
         notices: list[Notice] = []
-        session: Session | None = None
+        target = resume
+        if not resume and continue_last:
+            latest = self.store.latest_for(cwd)
+            if latest is None:
+                notices.append(Notice("info", f"no earlier session in {cwd} — starting a new one"))
+            else:
+                target = latest.id
+        if not target:
+            return notices
         try:
-            if resume:
-                session = self.store.load(resume)
-            elif continue_last:
-                session = self.store.latest_for(cwd)
-                if session is None:
-                    notices.append(
-                        Notice("info", f"no earlier session in {cwd} — starting a new one")
-                    )
-        except SessionError as exc:
-            log.debug("session %s could not be opened", resume or cwd, exc_info=True)
+            opened = self._open_or_fork(target, notices)
+        except (SessionError, OSError) as exc:
+            log.debug("session %s could not be opened", target, exc_info=True)
             notices.append(
                 Notice("error", f"{exc} — the file is kept as it is; starting a new session")
             )
-            session = None
-        if session is None:
             return notices
-        if answer_unfinished_calls(session.messages):
+        notices += [Notice("warning", text) for text in opened.notices]
+        if opened.unfinished:
             notices.append(
                 Notice("warning", "the last session stopped in the middle of a tool call")
             )
+        session = opened.session
         notices.append(
             Notice("info", f"resumed session {session.id} ({len(session.messages)} messages)")
         )
-        self.session = session
+        self.session, self._log = session, opened.log
         return notices
 
+    def _open_or_fork(self, target: str, notices: list[Notice]) -> OpenedSession:
+        try:
+            return self.store.open(target)
+        except SessionBusy:
+            log.debug("session %s is locked by another process: forking", target, exc_info=True)
+            opened = self.store.fork(target)
+            notices.append(
+                Notice(
+                    "warning", IN_USE.format(id=opened.session.forked_from, fork=opened.session.id)
+                )
+            )
+            return opened
+
     def start_new(self) -> None:
-        """`/new`: a fresh session (the old file stays as it is)."""
+        """`/new`: a fresh session (the old file stays as it is, its lock released)."""
+        self.close()
         self.session = self._fresh()
+
+    def close(self) -> None:
+        """Sync and release the file (its lock); the index learns the latest."""
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+            self.store.note(self.session)
 
     @property
     def path(self) -> Path:
-        return self.store.path_for(self.session.id)
+        return self._log.path if self._log is not None else self.store.path_for(self.session.id)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
+        """What the model is sent."""
         return self.session.messages
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        """Every message of the session, summarised ones included."""
+        return self.session.history
 
     # -- writing ------------------------------------------------------------------------
 
-    def append(self, message: dict[str, Any]) -> None:
-        """Add one message to the history and save."""
+    def append(self, message: dict[str, Any], record: ToolRecord | None = None) -> None:
+        """Add one message to the history and to the file."""
         self.session.messages.append(message)
-        self.save()
-
-    def replace_messages(self, messages: list[dict[str, Any]]) -> None:
-        """The whole history changes at once (compaction); saved."""
-        self.session.messages = messages
-        self.save()
+        self.session.history.append(message)
+        if record is not None:
+            self.session.tool_meta[str(message.get("tool_call_id"))] = record
+        if self._log is None:
+            self._create()  # the new file holds the whole history, this message included
+        else:
+            self._write([message_line(message, record)])
 
     def record_tool(self, call_id: str, record: ToolRecord, output: str) -> None:
-        """A tool call's result: its row kept beside it, then the tool message (saved)."""
-        self.session.tool_meta[call_id] = record
-        self.append({"role": "tool", "tool_call_id": call_id, "content": output})
+        """A tool call's result and its row, in one line."""
+        self.append({"role": "tool", "tool_call_id": call_id, "content": output}, record)
 
-    def add_error(self, where: str, message: str, *, save: bool = True) -> None:
+    def record_compaction(self, keep: int, drop: int, note: dict[str, Any]) -> None:
+        """The model will be sent the first `keep` messages, `note`, then what follows the
+        `drop` summarised ones; the file keeps every message (issue 15)."""
+        messages = self.session.messages
+        self.session.messages = [*messages[:keep], note, *messages[keep + drop :]]
+        self.session.history.append(note)
+        self._write([{"type": "compact", "keep": keep, "drop": drop, "note": note}])
+
+    def add_error(self, where: str, message: str) -> None:
         """An entry of the session's `errors` (SPEC §3, §5)."""
-        self.session.add_error(where, message)
-        if save:
-            self.save()
+        error = self.session.add_error(where, message)
+        self._write([{"type": "error", "error": error}])
 
     def end_with_error(self, where: str, message: str) -> TurnEnded:
         """A turn ends on a fault: the line goes to `errors`, to the person, and ends it."""
@@ -114,10 +147,11 @@ class Conversation:
 
     def set_model(self, name: str) -> None:
         self.session.model = name
-        self.save()
+        if self._log is not None:
+            self._write([{"type": "model", "model": name}])
 
     def add_totals(self, summary: TurnSummary) -> None:
-        """Add one turn's counters and tokens to the session's totals, and save."""
+        """Add one turn's counters and tokens to the session's totals; the turn is synced."""
         counters = self.session.counters
         for kind in ToolKind:
             counters[kind.value] = counters.get(kind.value, 0) + summary.count(kind)
@@ -125,12 +159,30 @@ class Conversation:
         usage = self.session.usage
         usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + summary.prompt_tokens
         usage["completion_tokens"] = usage.get("completion_tokens", 0) + summary.completion_tokens
-        self.save()
+        self._write([{"type": "totals", "counters": counters, "usage": usage}])
+        if self._log is not None:
+            try:
+                self._log.sync()
+            except OSError as exc:
+                self._failed(exc)
+            self.store.note(self.session)
 
-    def save(self) -> None:
-        """Write the session; a failure is said as a notice, never raised into the turn."""
+    def _create(self) -> None:
         try:
-            self.store.save(self.session)
+            self._log = self.store.create(self.session)
         except OSError as exc:
-            log.debug("could not save session %s", self.session.id, exc_info=True)
-            self.sink(Notice("error", f"could not save the session ({exc.strerror or exc})"))
+            self._failed(exc)
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        """Append lines; a failure is said as a notice, never raised into the turn."""
+        if self._log is None:
+            self._create()  # the new file holds the whole session, these lines' news included
+            return
+        try:
+            self._log.append(records)
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        log.debug("could not write session %s", self.session.id, exc_info=True)
+        self.sink(Notice("error", f"could not save the session ({exc.strerror or exc})"))

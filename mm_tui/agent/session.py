@@ -1,4 +1,10 @@
-"""Sessions (SPEC §8): one JSON file per conversation, rewritten atomically after each message.
+"""Where sessions live and how they are found, opened, forked and listed (SPEC §8, issue 15).
+
+Sessions are append-only logs under `$XDG_DATA_HOME/mm/sessions/` (see `session_log` for the
+format and why). One process writes a session at a time: it holds the file's lock; a session
+another process holds is opened read-only, or forked into a new one. Version-1 JSON files are
+still read, and converted to a log when opened for writing. A per-directory index
+(`session_index`) finds a directory's sessions without opening the others.
 
 The API key is never part of a session: nothing here receives it.
 """
@@ -6,22 +12,51 @@ The API key is never part of a session: nothing here receives it.
 from __future__ import annotations
 
 import json
-import secrets
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mm_tui.agent.tool_record import ToolRecord
+from mm_tui.agent.session_data import (
+    UNFINISHED_RESULT,
+    Session,
+    SessionError,
+    answer_unfinished_calls,
+    new_session_id,
+    read_v1,
+)
+from mm_tui.agent.session_index import SessionIndex, SessionInfo, first_user_text
+from mm_tui.agent.session_log import (
+    SUFFIX,
+    SessionBusy,
+    SessionLog,
+    create_log,
+    header,
+    read_log,
+    whole_log,
+)
 from mm_tui.support.atomic_write import write_atomically
 from mm_tui.support.paths import data_dir
 
-SESSION_VERSION = 1
+__all__ = [
+    "UNFINISHED_RESULT",
+    "OpenedSession",
+    "Session",
+    "SessionBusy",
+    "SessionError",
+    "SessionInfo",
+    "SessionStore",
+    "answer_unfinished_calls",
+    "new_session_id",
+    "read_session_document",
+    "sessions_dir",
+]
 
+log = logging.getLogger(__name__)
 
-class SessionError(Exception):
-    """A session file that cannot be used, phrased as the one line the person reads."""
+CONVERTED = "session {id} was converted from a version-1 file to the append-only log"
 
 
 def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -29,139 +64,165 @@ def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
     return data_dir(env) / "sessions"
 
 
-def new_session_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
-
-
 @dataclass
-class Session:
-    """Everything a session file holds; `messages` are in the OpenAI chat format."""
+class OpenedSession:
+    """A session read back: `log` is its writer (None when opened read-only); `notices` are
+    lines for the person (a torn last line, a conversion); `unfinished` counts tool calls
+    that had no result (mm-tui was stopped mid-call) and were answered."""
 
-    id: str
-    model: str
-    base_url: str
-    cwd: str
-    created: float = field(default_factory=time.time)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    tool_meta: dict[str, ToolRecord] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-    usage: dict[str, int] = field(
-        default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0}
-    )
-    errors: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": SESSION_VERSION,
-            "id": self.id,
-            "model": self.model,
-            "base_url": self.base_url,
-            "cwd": self.cwd,
-            "created": self.created,
-            "messages": self.messages,
-            "tool_meta": {call_id: record.to_json() for call_id, record in self.tool_meta.items()},
-            "counters": self.counters,
-            "usage": self.usage,
-            "errors": self.errors,
-        }
-
-    def add_error(self, where: str, message: str) -> None:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        self.errors.append({"time": stamp, "where": where, "message": message})
+    session: Session
+    log: SessionLog | None
+    notices: list[str] = field(default_factory=list)
+    unfinished: int = 0
 
 
 class SessionStore:
-    """Reads and writes session files under one directory."""
+    """The sessions of one directory of session files."""
 
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or sessions_dir()
+        self.index = SessionIndex(self.directory)
 
     def path_for(self, session_id: str) -> Path:
-        return self.directory / f"{Path(session_id).name}.json"
+        return self.directory / f"{Path(session_id).name}{SUFFIX}"
 
-    def save(self, session: Session) -> Path:
-        path = self.path_for(session.id)
-        text = json.dumps(session.to_json(), ensure_ascii=False, indent=1)
-        write_atomically(path, text.encode("utf-8"), durable=True, new_file_mode=0o600)
-        return path
+    def locate(self, session: str) -> Path:
+        """The file of an id (the log, else a v1 `.json`), or a path given as is."""
+        if session.endswith((SUFFIX, ".json")):
+            return Path(session)
+        path = self.path_for(session)
+        legacy = path.with_suffix(".json")
+        return legacy if not path.exists() and legacy.exists() else path
 
-    def load(self, session_id: str) -> Session:
-        path = self.path_for(session_id) if not session_id.endswith(".json") else Path(session_id)
-        return load_session_file(path)
+    # -- reading ------------------------------------------------------------------------
 
-    def latest_for(self, cwd: Path) -> Session | None:
-        """The most recently written session started in `cwd` (for --continue)."""
-        if not self.directory.is_dir():
-            return None
-        files = sorted(self.directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for path in files:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("cwd") == str(cwd):
-                return load_session_file(path)
-        return None
+    def read(self, session: str) -> OpenedSession:
+        """Read a session without writing anything (replay, export, a busy session)."""
+        path = self.locate(session)
+        if path.suffix == ".json":
+            loaded = read_v1(path)
+            return OpenedSession(loaded, None, [], answer_unfinished_calls(loaded.messages))
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionError(f"no session file {path}") from None
+        except OSError as exc:
+            raise SessionError(f"session file {path} is unreadable ({exc.strerror})") from None
+        reading = read_log(data, path)
+        return OpenedSession(reading.session, None, reading.notices, reading.unfinished)
 
+    def load(self, session: str) -> Session:
+        """The session, read-only."""
+        return self.read(session).session
 
-UNFINISHED_RESULT = "[interrupted: mm-tui stopped before this call had a result]"
+    def open(self, session: str) -> OpenedSession:
+        """Open a session to go on with it: its lock taken, a torn tail cut, a v1 file
+        converted. Raises SessionBusy when another process writes it, SessionError when it
+        cannot be used (the file is then left as it is)."""
+        path = self.locate(session)
+        notices: list[str] = []
+        if path.suffix == ".json":
+            path = self._convert(path)
+            notices.append(CONVERTED.format(id=path.stem))
+        try:
+            writer = SessionLog.acquire(path, create=False)
+        except FileNotFoundError:
+            raise SessionError(f"no session file {path}") from None
+        except OSError as exc:
+            raise SessionError(f"session file {path} cannot be opened ({exc.strerror})") from None
+        try:
+            reading = read_log(writer.read(), path)
+            writer.cut_to(reading.good_length)
+        except BaseException:
+            writer.close()
+            raise
+        return OpenedSession(reading.session, writer, notices + reading.notices, reading.unfinished)
 
-
-def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
-    """Give a result to every tool call left without one (mm-tui was killed mid-tool), so the
-    history is valid for the next request. Returns how many results were added."""
-    added = 0
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        index += 1
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
-            continue
-        answered = set()
-        while index < len(messages) and messages[index].get("role") == "tool":
-            answered.add(messages[index].get("tool_call_id"))
-            index += 1
-        for call in message["tool_calls"]:
-            if call.get("id") not in answered:
-                result = {
-                    "role": "tool",
-                    "tool_call_id": call.get("id"),
-                    "content": UNFINISHED_RESULT,
-                }
-                messages.insert(index, result)
-                index += 1
-                added += 1
-    return added
-
-
-def load_session_file(path: Path) -> Session:
-    """Load and check a session file; never modifies it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SessionError(f"no session file {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise SessionError(f"session file {path} is unreadable or corrupt ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-        raise SessionError(f"session file {path} is corrupt (no messages list)")
-    version = data.get("version")
-    if not isinstance(version, int) or version > SESSION_VERSION:
-        raise SessionError(
-            f"session file {path} is version {version!r}, newer than this mm-tui "
-            f"understands ({SESSION_VERSION}); upgrade mm-tui to resume it"
+    def fork(self, session: str) -> OpenedSession:
+        """A new session holding a copy of `session` (every line, compaction markers too),
+        open for writing; the original is not touched."""
+        path = self.locate(session)
+        if path.suffix == ".json":
+            source = read_v1(path)
+            body = whole_log(source).split(b"\n", 1)[1]
+        else:
+            data = self.read(session)  # checks the file; a torn tail is left out below
+            raw = path.read_bytes()
+            body = raw[: raw.rfind(b"\n") + 1].split(b"\n", 1)[1]
+            source = data.session
+        copy = Session(
+            id=new_session_id(),
+            model=source.model,
+            base_url=source.base_url,
+            cwd=source.cwd,
+            forked_from=source.id,
         )
-    return Session(
-        id=str(data.get("id") or path.stem),
-        model=str(data.get("model") or ""),
-        base_url=str(data.get("base_url") or ""),
-        cwd=str(data.get("cwd") or ""),
-        created=float(data.get("created") or time.time()),
-        messages=list(data["messages"]),
-        tool_meta={
-            str(call_id): ToolRecord.from_json(record)
-            for call_id, record in dict(data.get("tool_meta") or {}).items()
-        },
-        counters=dict(data.get("counters") or {}),
-        usage=dict(data.get("usage") or {"prompt_tokens": 0, "completion_tokens": 0}),
-        errors=list(data.get("errors") or []),
-    )
+        target = self.path_for(copy.id)
+        writer = SessionLog.acquire(target, create=True)
+        writer.append([header(copy)])
+        writer.append_raw(body)
+        writer.sync()
+        reading = read_log(writer.read(), target)
+        self.note(reading.session)
+        return OpenedSession(reading.session, writer, reading.notices, reading.unfinished)
+
+    def create(self, session: Session) -> SessionLog:
+        """The file of a new session, holding what it has so far; locked."""
+        writer = create_log(self.path_for(session.id), session)
+        self.note(session)
+        return writer
+
+    # -- finding ------------------------------------------------------------------------
+
+    def latest_for(self, cwd: Path) -> SessionInfo | None:
+        """The most recently updated session of `cwd` (for --continue), from the index."""
+        found = self.index.for_directory(str(cwd))
+        return found[0] if found else None
+
+    def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
+        """Sessions of `cwd` (every directory's when None), most recent first: for a picker."""
+        return self.index.for_directory(str(cwd)) if cwd is not None else self.index.everywhere()
+
+    def note(self, session: Session) -> None:
+        """Tell the index the latest about `session` (created, a turn ended, closed)."""
+        self.index.record(
+            SessionInfo(
+                id=session.id,
+                cwd=session.cwd,
+                started=session.created,
+                first_message=first_user_text(session.history),
+                messages=len(session.history),
+                updated=time.time(),
+                path=self.path_for(session.id),
+            )
+        )
+
+    # -- v1 -------------------------------------------------------------------------------
+
+    def _convert(self, legacy: Path) -> Path:
+        """A v1 file rewritten as a log in the sessions directory (durably); the v1 file is
+        then removed from there (one given by path from elsewhere is kept)."""
+        loaded = read_v1(legacy)  # raises SessionError, leaving the file as it is
+        target = self.path_for(loaded.id if loaded.id == legacy.stem else legacy.stem)
+        if not target.exists():
+            loaded.id = target.stem
+            write_atomically(target, whole_log(loaded), durable=True, new_file_mode=0o600)
+            self.note(loaded)
+        if legacy.parent.resolve() == self.directory.resolve():
+            legacy.unlink(missing_ok=True)  # a file given by path elsewhere is left alone
+        return target
+
+
+def read_session_document(path: Path) -> dict[str, Any]:
+    """A session file of any version as one v1-shaped document with its whole history:
+    what `--replay` and `/export` read. Raises SessionError."""
+    if path.suffix != SUFFIX:
+        try:
+            document: Any = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SessionError(f"session file {path} is unreadable or corrupt ({exc})") from None
+        if not isinstance(document, dict):
+            raise SessionError(f"session file {path} is corrupt (not an object)")
+        return document
+    store = SessionStore(path.parent)
+    return store.read(str(path)).session.to_json()

@@ -182,7 +182,7 @@ class ToolRunner:
         except Exception as exc:  # SPEC §1: an exception escaping a tool is a bug; say it
             log.exception("tool %s raised", tool.name)
             message = f"[error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}]"
-            self.conversation.add_error("tool", message, save=False)
+            self.conversation.add_error("tool", message)
             return message, ToolStatus.FAILED, None
         return result.output, result.status, result.diff
 

@@ -127,6 +127,7 @@ def make_agent(model_server: ScriptedServer, tmp_path: Path) -> Iterator[AgentFa
     ) -> tuple[Agent, Recorder]:
         recorder = Recorder(answer)
         timeout = config.pop("request_timeout", 10.0)
+        opening = {k: config.pop(k) for k in ("resume", "continue_last") if k in config}
         settings: dict[str, Any] = {"base_url": model_server.base_url, "model": "scripted-model"}
         settings.update(config)
         agent = Agent(
@@ -137,6 +138,7 @@ def make_agent(model_server: ScriptedServer, tmp_path: Path) -> Iterator[AgentFa
             registry=ToolRegistry.of(tools if tools is not None else [EchoTool()]),
             request_timeout=timeout,
             retry_delays=(0.01, 0.01, 0.01),
+            **opening,
         )
         agents.append(agent)
         return agent, recorder

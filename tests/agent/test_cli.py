@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
 
@@ -105,7 +106,6 @@ def test_headless_exit_status_is_1_when_the_turn_ends_in_an_error(
 def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
-    import json
     import signal
     import time
 
@@ -132,8 +132,8 @@ def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
     sleep_pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(sleep_pid, 0)
-    [session] = (tmp_path / "data/mm/sessions").glob("*.json")
-    roles = [m["role"] for m in json.loads(session.read_text())["messages"]]
+    [session] = (tmp_path / "data/mm/sessions").glob("*.jsonl")
+    roles = [m["role"] for m in read_session_document(session)["messages"]]
     assert roles == ["system", "user", "assistant", "tool"]
 
 

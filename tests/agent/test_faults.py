@@ -3,12 +3,12 @@ next turn that works."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from mm_tui.agent.events import Notice
+from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
@@ -54,7 +54,7 @@ def test_each_fault_gives_one_line_an_error_entry_and_a_valid_history(
     errors = [n for n in events.of(Notice) if n.level == "error"]
     assert len(errors) == 1 and expected in errors[0].text
     assert "\n" not in errors[0].text and "Traceback" not in errors[0].text
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert saved["errors"][-1]["message"] == errors[0].text
     assert_valid_history(agent.messages)
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 from mm_tui.agent.events import Notice, ToolFinished, ToolStatus
 from mm_tui.agent.loop_detector import LoopDetector, LoopVerdict, repeated_pattern, runaway_error
+from mm_tui.agent.session import read_session_document
 from mm_tui.agent.stream import AssembledCall
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
@@ -49,7 +49,7 @@ def test_the_third_identical_call_gets_the_note_and_the_sixth_stops_the_turn(
     assert events.of(ToolFinished)[5].status is ToolStatus.LOOP_DETECTED
     assert ended.reason == "loop" and ended.error == LOOP_STOP_AFTER_SUCCESS
     assert any(n.level == "loop" and n.text == LOOP_STOP_AFTER_SUCCESS for n in events.of(Notice))
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert saved["errors"][-1]["where"] == "generation"
     assert saved["errors"][-1]["message"] == LOOP_STOP_AFTER_SUCCESS
     assert_valid_history(agent.messages)
@@ -120,7 +120,7 @@ def test_a_runaway_tool_call_is_cut_at_once(
         ") — generation stopped; rephrase the request, or try another model]"
     )
     assert not events.of(ToolFinished)  # nothing ran
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert saved["errors"][-1]["where"] == "generation"
     assert_valid_history(agent.messages)
 

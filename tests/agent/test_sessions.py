@@ -1,4 +1,4 @@
-"""Sessions (SPEC §8): written atomically after every message, resumable, never the API key."""
+"""Sessions (SPEC §8, issue 15): one line appended per message, resumable, never the API key."""
 
 from __future__ import annotations
 
@@ -8,30 +8,35 @@ from pathlib import Path
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import Event, TextDelta
-from mm_tui.agent.session import SessionStore
+from mm_tui.agent.session import SessionStore, read_session_document
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, EchoTool, assert_valid_history
 
 
-def test_the_file_is_rewritten_after_every_message(
+def test_each_message_is_one_line_appended_to_the_file(
     make_agent: AgentFactory, model_server: ScriptedServer
 ) -> None:
     model_server.enqueue(Reply(tool_calls=[ToolCall("echo", {"text": "x"})]), Reply(text="ok"))
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []
     agent, events = make_agent()
     original_append = agent.conversation.append
 
-    def spy(message: dict) -> None:
-        original_append(message)
-        seen.append(len(json.loads(agent.session_path.read_text())["messages"]))
+    def spy(message: dict, record: object = None) -> None:
+        original_append(message, record)  # type: ignore[arg-type]
+        lines = agent.session_path.read_bytes().count(b"\n")
+        seen.append((len(read_session_document(agent.session_path)["messages"]), lines))
 
     agent.conversation.append = spy  # type: ignore[method-assign]
     agent.run_turn("go")
 
-    assert seen == [2, 3, 4, 5]  # user, assistant+call, tool, assistant
-    data = json.loads(agent.session_path.read_text())
-    assert data["version"] == 1 and data["model"] == "scripted-model"
+    # user, assistant+call, tool, assistant: the file is created with the header, the system
+    # prompt and the first message, then grows by exactly one line per message
+    assert seen == [(2, 3), (3, 4), (4, 5), (5, 6)]
+    first = json.loads(agent.session_path.read_bytes().split(b"\n")[0])
+    assert first["type"] == "session" and first["version"] == 2
+    data = read_session_document(agent.session_path)
+    assert data["model"] == "scripted-model"
     assert data["base_url"] == model_server.base_url and data["cwd"] == str(agent.cwd)
     assert data["counters"]["commands"] == 1 and data["usage"]["prompt_tokens"] > 0
     assert data["errors"] == []
@@ -70,6 +75,8 @@ def test_continue_resumes_the_last_session_of_this_directory(
     first, _ = make(model_server, tmp_path)
     first.run_turn("remember 42")
 
+    first.close()  # the first mm-tui ended
+
     resumed, _ = make(model_server, tmp_path, continue_last=True)
     assert resumed.session.id == first.session.id
     resumed.run_turn("what number?")
@@ -85,10 +92,12 @@ def test_resume_by_id_and_a_corrupt_or_future_file_starts_fresh_and_keeps_it(
     model_server.enqueue(Reply(text="a"))
     first, _ = make(model_server, tmp_path)
     first.run_turn("hi")
+    first.close()
     again, _ = make(model_server, tmp_path, resume=first.session.id)
     assert again.messages == first.messages
+    again.close()
 
-    for content in ('{"version": 1, "messages": [', '{"version": 99, "messages": []}'):
+    for content in ('{"type": "session", "vers', '{"type": "session", "version": 99}\n'):
         first.session_path.write_text(content)
         broken, _ = make(model_server, tmp_path, resume=first.session.id)
         assert broken.session.id != first.session.id
@@ -103,7 +112,7 @@ def test_interrupted_and_failed_turns_leave_a_valid_saved_history(
     model_server.enqueue(Reply(text="partial", fault="no_done"))
     agent, events = make_agent()
     agent.run_turn("go")
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert_valid_history(saved["messages"])
     assert saved["messages"][-1] == {"role": "assistant", "content": "partial"}
     assert "".join(e.text for e in events.of(TextDelta)) == "partial"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mm_tui.agent.compaction import plan_compaction
 from mm_tui.agent.context import discover_context_window
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted, ToolStatus
+from mm_tui.agent.session import SessionStore, read_session_document
 from mm_tui.agent.text_calls import extract_text_calls
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
@@ -218,8 +217,12 @@ def test_compact_keeps_the_first_message_and_last_turns_and_pairs_together(
     assert "## Files touched" in summary_request["messages"][0]["content"]
     assert "request 1" in summary_request["messages"][1]["content"]
     assert agent.detector.count == 1  # /compact does not reset the loop detector
-    saved = json.loads(agent.session_path.read_text())
-    assert saved["messages"] == agent.messages
+    reopened = SessionStore(agent.session_path.parent).load(agent.session.id)
+    assert reopened.messages == agent.messages  # what the model is sent, after the marker
+    said = [m.get("content") for m in read_session_document(agent.session_path)["messages"]]
+    for n in range(4):  # the file keeps every message, the summarised ones included (issue 15)
+        assert f"request {n}" in said and f"tool {n}" in said and f"answer {n}" in said
+    assert said[-1] == contents[2]
 
 
 def test_when_the_summary_fails_the_oldest_turns_are_dropped_and_said(

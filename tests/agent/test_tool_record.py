@@ -7,7 +7,7 @@ import json
 from dataclasses import fields
 
 from mm_tui.agent.events import ToolKind, ToolStatus, TurnSummary
-from mm_tui.agent.session import Session, SessionStore
+from mm_tui.agent.session import Session, SessionStore, read_session_document
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.replay import Pace, session_events
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
@@ -62,7 +62,7 @@ def test_the_session_writes_records_that_replay_reads_back(
     model_server.enqueue(Reply(tool_calls=[ToolCall("echo", {"text": "x"})]), Reply(text="ok"))
     agent, _ = make_agent()
     agent.run_turn("go")
-    data = json.loads(agent.session_path.read_text())
+    data = read_session_document(agent.session_path)
     [(call_id, meta)] = data["tool_meta"].items()
     assert meta["title"] == "echo x" and meta["status"] == "done" and meta["kind"] == "commands"
     assert data["counters"]["commands"] == 1 and data["counters"]["turns"] == 1

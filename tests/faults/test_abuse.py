@@ -174,7 +174,7 @@ def test_the_api_key_is_written_in_no_file(tmp_path: Path, model_server: Scripte
     )
     assert result.returncode == 1 and key not in result.stdout + result.stderr
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != ".mm.yaml"]
-    assert any(p.suffix == ".json" for p in written)  # the session was written...
+    assert any(p.suffix == ".jsonl" for p in written)  # the session was written...
     for path in written:
         assert key.encode() not in path.read_bytes(), path  # ...without the key
     assert model_server.requests[0]["messages"]  # and the key only ever went to the server

@@ -4,7 +4,6 @@ message is answered."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
+from mm_tui.agent.session import read_session_document
 from mm_tui.app import MMApp
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.widgets.answer_blocks import AnswerBlock
@@ -89,6 +89,6 @@ async def test_a_fault_shows_one_line_and_the_window_goes_on(
         assert [b.to_markdown() for b in app.query(AnswerBlock)][-1] == "Recovered."
 
     [agent] = agents
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert_valid_history(saved["messages"])
     assert saved["errors"][0]["message"] == errors[0]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import assert_valid_history
 
@@ -40,7 +41,7 @@ NOTES = "".join(f"line {n}: kept\n" for n in range(1000))
 
 
 def session_files(home: Path) -> list[Path]:
-    return sorted((home / "data/mm/sessions").glob("*.json"))
+    return sorted((home / "data/mm/sessions").glob("*.jsonl"))
 
 
 def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
@@ -88,7 +89,7 @@ def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
         process.wait(10)
 
     [path] = session_files(tmp_path)
-    saved = json.loads(path.read_text())  # parses: never half-written
+    saved = read_session_document(path)  # every line parses: never half-written
     roles = [m["role"] for m in saved["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "assistant"]
     assert (tmp_path / "notes.txt").read_text() == NOTES
@@ -144,7 +145,7 @@ def test_a_corrupt_or_future_session_on_resume_is_kept_and_a_new_one_starts(
     [line] = [x for x in result.stderr.splitlines() if "old.json" in x]
     assert "starting a new session" in line
     assert bad.read_bytes() == before
-    assert len(list(sessions.glob("*.json"))) == 2
+    assert len(list(sessions.glob("*.json"))) == 1 and len(list(sessions.glob("*.jsonl"))) == 1
     assert "Traceback" not in result.stderr
 
 

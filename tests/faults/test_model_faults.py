@@ -3,11 +3,10 @@ clear line, the session file is valid, and the history works for the next turn."
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mm_tui.agent.events import Notice, ToolFinished
+from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
@@ -53,7 +52,7 @@ def test_a_fault_at_any_point_ends_cleanly_and_the_next_turn_works(
     assert ended.reason == "error"
     errors = [n.text for n in events.of(Notice) if n.level == "error"]
     assert len(errors) == 1 and "\n" not in errors[0] and len(errors[0]) < 400
-    saved = json.loads(agent.session_path.read_text())
+    saved = read_session_document(agent.session_path)
     assert saved["errors"][-1]["message"] == errors[0]
     assert_valid_history(saved["messages"])
     if point == "between tool calls":

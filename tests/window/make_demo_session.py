@@ -20,7 +20,7 @@ from typing import Any
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest
-from mm_tui.agent.session import SessionStore
+from mm_tui.agent.session import SessionStore, read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
 DEMO = Path(__file__).resolve().parents[2] / "mm_tui" / "demo" / "demo.json"
@@ -103,7 +103,7 @@ def main() -> int:
             agent.run_turn("Now rename greet to welcome everywhere.")
         finally:
             agent.close()
-        session = json.loads(agent.session_path.read_text())
+        session = read_session_document(agent.session_path)
     session["cwd"] = SHOWN_CWD
     session["base_url"] = "http://localhost:11434/v1"
     text = json.dumps(session, indent=1, ensure_ascii=False).replace(str(project), SHOWN_CWD)
