@@ -132,8 +132,7 @@ def _unresumable(resume: str) -> str | None:
     """
     from mm_tui.agent.session import SessionStore
 
-    store = SessionStore()
-    path = Path(resume) if resume.endswith(".json") else store.path_for(resume)
+    path = SessionStore().locate(resume)  # a log, a version-1 file, or a path
     if path.exists():
         return None
     return f"no session file {path}"
