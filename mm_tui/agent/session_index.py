@@ -228,11 +228,8 @@ def _scan_log(path: Path) -> SessionInfo:
             if b'"type":"message"' not in raw[:40]:
                 continue
             count += 1
-            if not first and b'"role":"user"' in raw:
-                try:
-                    first = first_user_text([json.loads(raw)["message"]])
-                except (ValueError, KeyError, TypeError):
-                    log.debug("unreadable line in %s", path, exc_info=True)
+            if not first and b'"role":"user"' in raw[:200]:
+                first = _first_text(raw, path)
     return SessionInfo(
         id=str(header["id"]),
         cwd=str(header["cwd"]),
@@ -242,3 +239,25 @@ def _scan_log(path: Path) -> SessionInfo:
         updated=path.stat().st_mtime,
         path=path,
     )
+
+
+def _first_text(raw: bytes, path: Path) -> str:
+    """The first user message of a line, for a list: a long line is not parsed whole, its
+    content's opening is decoded instead (a label needs 200 characters, not a megabyte)."""
+    if len(raw) > 64 * 1024:
+        start = raw.find(b'"content":"')
+        if start >= 0:
+            opening = raw[start + 11 : start + 11 + 4 * FIRST_MESSAGE_CHARS]
+            cut = opening.rfind(b"\\", len(opening) - 6)  # an escape cut in half is dropped
+            if cut >= 0:
+                opening = opening[:cut]
+            try:
+                text = json.loads(b'"' + opening + b'"')
+            except ValueError:
+                text = opening.decode("utf-8", "replace")
+            return first_user_text([{"role": "user", "content": str(text)}])
+    try:
+        return first_user_text([json.loads(raw)["message"]])
+    except (ValueError, KeyError, TypeError):
+        log.debug("unreadable line in %s", path, exc_info=True)
+        return ""
