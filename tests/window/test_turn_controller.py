@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Set
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,7 +25,7 @@ from mm_tui.agent.events import (
     TurnStarted,
 )
 from mm_tui.agent.model_client import ModelFault
-from mm_tui.agent.port import TopLineView
+from mm_tui.agent.port import PermissionState, TopLineView
 from mm_tui.replay import END_OF_REPLAY, Pace, demo_path, load_replay
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.window.commands import SlashCommands
@@ -82,6 +81,19 @@ class RecordingSurface:
 
     def restart_transcript(self, notice: str) -> None:
         self.restarted.append(notice)
+
+    # CommandSurface: screens are not opened here; the transcript is one fixed line.
+    def open_help(self) -> None:
+        raise AssertionError("no test opens the help")
+
+    def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
+        raise AssertionError("no test opens the grants screen")
+
+    def leave(self) -> None:
+        raise AssertionError("no test quits")
+
+    def transcript_markdown(self) -> str:
+        return "> hi\n"
 
 
 class Harness:
@@ -218,7 +230,7 @@ def test_permissions_ask_allow_and_revoke_go_through_the_port(
     live: tuple[Harness, Agent], model_server: ScriptedServer, tmp_path: Path
 ) -> None:
     harness, agent = live
-    commands = SlashCommands(harness.turns, harness.surface, tmp_path)  # type: ignore[arg-type]
+    commands = SlashCommands(harness.turns, harness.surface, tmp_path)
     assert commands.handle("/permissions allow")
     assert agent.permission_state().mode == "allow"
     assert commands.handle("/permissions ask")
@@ -313,7 +325,7 @@ def test_a_replay_refuses_messages_and_model_commands_in_one_line(
     replay: tuple[Harness, ReplaySource], tmp_path: Path
 ) -> None:
     harness, source = replay
-    commands = SlashCommands(harness.turns, harness.surface, tmp_path)  # type: ignore[arg-type]
+    commands = SlashCommands(harness.turns, harness.surface, tmp_path)
     harness.turns.submit("hello?")
     assert not harness.turns.queue and not harness.surface.threads
     for command in ("/compact", "/model", "/model other", "/new", "/yolo", "/permissions ask"):
@@ -333,15 +345,7 @@ def test_a_replay_shows_its_own_model_and_exports_with_it(
     harness, _ = replay
     view = harness.turns.top_line()
     assert (view.model, view.mode) == ("qwen2.5-coder:14b", "replay")
-
-    class Surface(RecordingSurface):
-        def open_help(self) -> None: ...
-        def open_grants(self, state: Any, on_close: Any) -> None: ...
-        def leave(self) -> None: ...
-        def transcript_markdown(self) -> str:
-            return "> hi\n"
-
-    surface = Surface()
+    surface = RecordingSurface()
     assert SlashCommands(harness.turns, surface, tmp_path).handle("/export talk.md")
     text = (tmp_path / "talk.md").read_text()
     assert "- model: qwen2.5-coder:14b" in text and text.endswith("> hi\n")
