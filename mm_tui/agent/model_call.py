@@ -12,6 +12,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from mm_tui.agent.calls import CUT_REASON
+from mm_tui.agent.calls.native_repair import mend_native_call
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget
 from mm_tui.agent.conversation import Conversation
@@ -29,6 +31,7 @@ from mm_tui.agent.events import (
 )
 from mm_tui.agent.loop_detector import runaway_error
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
 from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
 from mm_tui.agent.tools.registry import ToolRegistry
@@ -166,7 +169,8 @@ class ModelCall:
             self._record_partial(assembler)
             return self.conversation.end_with_error("model", CUT_STREAM)
         content = assembler.text
-        if not assembler.calls and assembler.text:
+        self._mend_native_calls(assembler)
+        if not assembler.calls and (assembler.text or assembler.reasoning):
             content = self._calls_from_text(assembler)
         self._record(assembler, content)
         return assembler
@@ -186,17 +190,49 @@ class ModelCall:
     def _calls_from_text(self, assembler: StreamAssembler) -> str:
         """Tool calls written in the answer's text (weak models, text mode): added to the
         assembler; returns the text left once they are taken out."""
-        found = extract_text_calls(
-            assembler.text, lambda name: self.registry.resolve(name) is not None
-        )
+
+        def is_known(name: str) -> bool:
+            return self.registry.resolve(name) is not None
+
+        finished = assembler.finish_reason != "length"
+        found = extract_text_calls(assembler.text, is_known, finished=finished)
+        if not found.calls and not assembler.text.strip() and assembler.reasoning:
+            # a call written only in the reasoning (issue 12's policy: calls/policy.py)
+            found = extract_text_calls(assembler.reasoning, is_known, reasoning=True)
+            found = type(found)(found.calls, assembler.text)
         for call in found.calls:
             arguments = call.arguments
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
             assembler.calls.append(
-                AssembledCall(made_up_id(), call.name, arguments, badge=call.badge, raw=call.raw)
+                AssembledCall(
+                    made_up_id(),
+                    call.name,
+                    arguments,
+                    badge=call.badge,
+                    raw=call.raw,
+                    not_run=call.not_run,
+                )
             )
         return found.remaining if found.calls else assembler.text
+
+    def _mend_native_calls(self, assembler: StreamAssembler) -> None:
+        """Native calls whose name carries leaked tokens or markup (issue 12), mended."""
+        for position, call in enumerate(assembler.calls):
+            mended = mend_native_call(
+                call.name, call.arguments, lambda name: self.registry.resolve(name) is not None
+            )
+            if mended is not None:
+                assembler.calls[position] = AssembledCall(
+                    call.id, mended.name, mended.arguments, call.index, BADGE_NAME, mended.raw
+                )
+        last = assembler.calls[-1] if assembler.calls else None
+        if (
+            last is not None
+            and assembler.finish_reason == "length"
+            and parse_arguments(last.arguments).arguments is None
+        ):  # the token limit cut the last call: the complete ones run, this one does not
+            last.not_run = CUT_REASON.format(why="finish_reason length")
 
     def _record(self, assembler: StreamAssembler, content: str) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": content or None}

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from mm_tui.agent.calls.native_repair import clean_keys
+
+log = logging.getLogger(__name__)
 
 BADGE_NATIVE = ""
 BADGE_REPAIRED = "repaired JSON"
@@ -38,19 +43,27 @@ def parse_arguments(raw: Any) -> ParsedArguments:
     text = str(raw)
     try:
         value = json.loads(text)
+    except RecursionError:
+        return ParsedArguments(None, error="nested too deeply")
     except ValueError as exc:
         first_error = str(exc)
     else:
         if isinstance(value, dict):
-            return ParsedArguments(value)
+            cleaned = clean_keys(value)
+            return ParsedArguments(cleaned, BADGE_REPAIRED if cleaned is not value else "")
         if isinstance(value, str):  # double-encoded: "{\"command\": \"ls\"}"
             inner = parse_arguments(value)
             if inner.arguments is not None:
                 return ParsedArguments(inner.arguments, BADGE_REPAIRED)
         return ParsedArguments(None, error=f"expected a JSON object, got {type(value).__name__}")
     repaired = _repair(text)
+    if repaired is None:  # issue 12: escapes outside strings, over-escaped or inner quotes
+        from mm_tui.agent.calls.jsonish import loads_lenient
+
+        lenient = loads_lenient(text)
+        repaired = lenient if isinstance(lenient, dict) else None
     if repaired is not None:
-        return ParsedArguments(repaired, BADGE_REPAIRED)
+        return ParsedArguments(clean_keys(repaired), BADGE_REPAIRED)
     return ParsedArguments(None, error=first_error)
 
 
@@ -66,7 +79,7 @@ def _repair(text: str) -> dict[str, Any] | None:
     for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
         try:
             value = json.loads(attempt, strict=False)  # strict=False: raw newlines in strings
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
         else:
             if isinstance(value, dict):
@@ -74,5 +87,6 @@ def _repair(text: str) -> dict[str, Any] | None:
     try:  # Python-style dicts: single quotes, True/False/None
         value = ast.literal_eval(_TRAILING_COMMA.sub(r"\1", candidate))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
+        log.debug("arguments are not a Python literal either", exc_info=True)
         return None
     return value if isinstance(value, dict) else None

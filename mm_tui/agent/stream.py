@@ -45,12 +45,14 @@ class AssembledCall:
         index: int = 0,
         badge: str = "",
         raw: str = "",
+        not_run: str = "",
     ) -> None:
         self.id = id
         self.name = name
         self.index = index
         self.badge = badge  # how the call was obtained when not natively (issue 6's ladder)
         self.raw = raw  # the text it was read from, shown one key away on the row
+        self.not_run = not_run  # why the call must not run (issue 12: a reply cut inside it)
         self._parts: list[str] = []
         self.tail = ""
         self.length = 0

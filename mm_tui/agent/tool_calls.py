@@ -103,7 +103,9 @@ class ToolRunner:
         started = time.monotonic()
         diff: str | None = None
         kind: ToolKind | None = None
-        if tool is None:
+        if call.not_run:
+            output, status = call.not_run, ToolStatus.FAILED
+        elif tool is None:
             output, status = self._unknown_tool(call.name), ToolStatus.FAILED
         elif parsed.arguments is None:
             output = (

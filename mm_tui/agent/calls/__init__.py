@@ -1,0 +1,87 @@
+"""The tool-call reader (issue 12): calls found in what a model wrote, by class, not by format.
+
+One module per class of writing, each returning `Found` spans: JSON in any shape anywhere
+(`json_shapes`), XML-like markup (`markup`), special-token protocols (`special_tokens`),
+Python-style calls (`pythonic`); `native_repair` mends the name and arguments of a call the
+server did parse; `policy` decides which findings are calls (inline code, examples, reasoning,
+placeholders, declared names). `read_calls` runs them all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mm_tui.agent.calls import json_shapes, markup, pythonic, special_tokens
+from mm_tui.agent.calls.model import (
+    BADGE_REASONING,
+    Found,
+    IsKnown,
+    TextCall,
+    TextCalls,
+)
+from mm_tui.agent.calls.policy import mask, select
+
+__all__ = ["CUT_REASON", "TextCall", "TextCalls", "read_calls"]
+
+CUT_REASON = "[not run: the reply ended inside this call ({why}) — call it again, whole]"
+_LEFTOVER_TOKENS = re.compile(
+    r"<\|(?:tool_calls?_section_(?:begin|end)|tool_call_(?:start|end)|python_tag|eom_id|eot_id"
+    r"|constrain|message|channel|start|end|call|return)\|>|</?minimax:tool_call>"
+)
+
+
+_EMPTY_WRAPPER = re.compile(
+    r"<(tool_call|tool_calls|tools|response|function_call|function_calls)>\s*</\1>"
+)
+
+
+def _find_all(text: str, masked: str, is_known: IsKnown) -> list[Found]:
+    found: list[Found] = []
+    found += special_tokens.find_harmony(text, masked)
+    found += special_tokens.find_kimi(text, masked)
+    found += special_tokens.find_deepseek(text, masked)
+    found += special_tokens.find_gemma(text, masked)
+    found += special_tokens.find_mistral(text, masked)
+    found += pythonic.find_pythonic(text, masked, is_known)
+    found += markup.find_qwen(text, masked)
+    found += markup.find_invoke(text, masked, is_known)
+    found += markup.find_glm(text, masked)
+    found += markup.find_tool_tags(text, masked, is_known)
+    found += json_shapes.find_tagged(text, masked)
+    found += json_shapes.find_fenced(text, masked)
+    found += json_shapes.find_bare(text, masked, is_known)
+    return found
+
+
+def read_calls(
+    text: str, is_known: IsKnown, *, finished: bool = True, reasoning: bool = False
+) -> TextCalls:
+    """The calls written in `text` (the answer, or with `reasoning` the reasoning) and the
+    text left for the person. `finished` is False when the reply was cut by the token limit:
+    its last call, if incomplete, is then answered as not run."""
+    masked = mask(text)
+    chosen = select(_find_all(text, masked, is_known), text, is_known, reasoning=reasoning)
+    calls: list[TextCall] = []
+    for number, item in enumerate(chosen):
+        raw = text[item.start : item.end]
+        last = number == len(chosen) - 1
+        why = ""
+        if item.cut:
+            why = CUT_REASON.format(why="it is not closed")
+        elif not finished and last and not text[item.end :].strip():
+            why = CUT_REASON.format(why="finish_reason length")
+        badge = f"{BADGE_REASONING}: {item.badge.split(': ', 1)[-1]}" if reasoning else item.badge
+        for call in item.calls:
+            calls.append(TextCall(call.name, call.arguments, raw, badge, why))
+    remaining = text
+    for item in sorted(chosen, key=lambda f: f.start, reverse=True):
+        left, right = remaining[: item.start], remaining[item.end :]
+        if left.endswith((" ", "\t")) and right.startswith((" ", "\t")):
+            left, right = left.rstrip(" \t") + " ", right.lstrip(" \t")
+        remaining = left + right
+    if chosen:
+        remaining = special_tokens.HARMONY_NOISE.sub("", remaining)
+        remaining = special_tokens.DEEPSEEK_NOISE.sub("", remaining)
+        remaining = _LEFTOVER_TOKENS.sub("", remaining)
+        remaining = _EMPTY_WRAPPER.sub("", remaining)
+    return TextCalls(calls, remaining.strip())

@@ -1,0 +1,159 @@
+"""Calls written as XML-like markup (issue 12): Qwen3-Coder's `<function=name>` with
+`<parameter=key>` (or a JSON body), Anthropic-style `<invoke name=…><parameter name=…>`
+(MiniMax), `<function name=…>{json}</function>`, GLM's `<tool_call>name<arg_key>…</arg_key>
+<arg_value>…</arg_value>`, and a tag named after a declared tool with one child tag per
+argument. Wrappers such as `<tool_call>`, `<minimax:tool_call>`, `<function_calls>` are taken
+out with the call. Closing tags may be missing: a value then ends at the next tag.
+
+A parameter's value is text (framing newlines and padding dropped); a value that is a JSON
+object or array is read as one. Numbers stay text: the markup carries no types.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mm_tui.agent.calls.jsonish import loads_lenient
+from mm_tui.agent.calls.model import (
+    BADGE_TEXT_INVOKE,
+    BADGE_TEXT_XML,
+    MARKED,
+    Found,
+    IsKnown,
+    RawCall,
+)
+
+_WRAP_OPEN = re.compile(r"(?:\s*<(?:tool_call|minimax:tool_call|function_calls|tools)>\s*)+$")
+_WRAP_CLOSE = re.compile(r"(?:\s*</(?:tool_call|minimax:tool_call|function_calls|tools)>)+")
+
+_QWEN = re.compile(
+    r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)"
+    r"(?:</function>|(?=</tool_call>)|(?=<function[=\s])|$)",
+    re.DOTALL,
+)
+_QWEN_PARAMETER = re.compile(
+    r"<parameter=(?P<key>[^>\s]+)>(?P<value>.*?)"
+    r"(?:</parameter>|(?=<parameter=)|(?=</function>)|(?=</tool_call>)|$)",
+    re.DOTALL,
+)
+_INVOKE = re.compile(
+    r"<(?P<tag>invoke|function)\s+name=[\"'](?P<name>[^\"']+)[\"']\s*>(?P<body>.*?)"
+    r"(?:</(?P=tag)>|(?=<invoke\s)|(?=</minimax:tool_call>)|$)",
+    re.DOTALL,
+)
+_NAMED_PARAMETER = re.compile(
+    r"<parameter\s+name=[\"'](?P<key>[^\"']+)[\"']\s*>(?P<value>.*?)"
+    r"(?:</parameter>|(?=<parameter\s)|$)",
+    re.DOTALL,
+)
+_CHILD = re.compile(r"<(?P<key>[A-Za-z_][\w-]*)>(?P<value>.*?)</(?P=key)>", re.DOTALL)
+_GLM = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|(?=<tool_call>)|$)", re.DOTALL)
+_GLM_PAIR = re.compile(
+    r"<arg_key>(?P<key>[^<]*)</arg_key>\s*<arg_value>(?P<value>.*?)"
+    r"(?:</arg_value>|(?=<arg_key>)|(?=</tool_call>)|$)",
+    re.DOTALL,
+)
+_BARE_NAME = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*$")
+
+
+def value_of(raw: str) -> Any:
+    """A parameter value: framing newlines and padding dropped; JSON when it is an object or
+    an array; text otherwise."""
+    value = raw.strip()
+    if value[:1] in "[{":
+        parsed = loads_lenient(value)
+        if isinstance(parsed, dict | list):
+            return parsed
+    return value
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span with the wrapper tags right around it."""
+    opening = _WRAP_OPEN.search(text[:start])
+    closing = _WRAP_CLOSE.match(text, end)
+    return (opening.start() if opening else start), (closing.end() if closing else end)
+
+
+def find_qwen(text: str, masked: str) -> list[Found]:
+    found: list[Found] = []
+    for match in _QWEN.finditer(masked):
+        body = text[match.start("body") : match.end("body")]
+        parameters = list(_QWEN_PARAMETER.finditer(body))
+        if parameters:
+            arguments: Any = {p.group("key"): value_of(p.group("value")) for p in parameters}
+        else:
+            stripped = body.strip()
+            arguments = loads_lenient(stripped) if stripped else {}
+            if arguments is None:
+                arguments = stripped
+        start, end = _widen(text, match.start(), match.end())
+        found.append(
+            Found(start, end, [RawCall(match.group("name"), arguments)], BADGE_TEXT_XML, MARKED)
+        )
+    return found
+
+
+def find_invoke(text: str, masked: str, is_known: IsKnown) -> list[Found]:
+    """`<invoke name="x">` / `<function name="x">` with named parameters, child tags, or a
+    JSON body."""
+    found: list[Found] = []
+    for match in _INVOKE.finditer(masked):
+        body = text[match.start("body") : match.end("body")]
+        parameters = list(_NAMED_PARAMETER.finditer(body))
+        arguments: Any
+        if parameters:
+            arguments = {p.group("key"): value_of(p.group("value")) for p in parameters}
+        elif body.strip()[:1] == "{":
+            arguments = loads_lenient(body.strip())
+            arguments = body.strip() if arguments is None else arguments
+        else:
+            arguments = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
+        start, end = _widen(text, match.start(), match.end())
+        calls = [RawCall(match.group("name"), arguments)]
+        found.append(Found(start, end, calls, BADGE_TEXT_INVOKE, MARKED))
+    return found
+
+
+def find_glm(text: str, masked: str) -> list[Found]:
+    """`<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>…</tool_call>`, and
+    `<tool_call>name</tool_call>` for a call without arguments."""
+    found: list[Found] = []
+    for match in _GLM.finditer(masked):
+        body = text[match.start("body") : match.end("body")]
+        first = body.find("<arg_key>")
+        if first >= 0:
+            name = body[:first].strip()
+            pairs = {
+                p.group("key").strip(): value_of(p.group("value")) for p in _GLM_PAIR.finditer(body)
+            }
+        else:
+            bare = _BARE_NAME.fullmatch(body)
+            if bare is None:
+                continue
+            name, pairs = bare.group(1), {}
+        if not name or "<" in name or "{" in name:
+            continue
+        start, end = _widen(text, match.start(), match.end())
+        found.append(Found(start, end, [RawCall(name, pairs)], BADGE_TEXT_XML, MARKED))
+    return found
+
+
+def find_tool_tags(text: str, masked: str, is_known: IsKnown) -> list[Found]:
+    """`<bash><command>ls</command></bash>`: a declared tool's name as the tag, one child tag
+    per argument (the style Cline and Roo Code prompt for)."""
+    found: list[Found] = []
+    for match in re.finditer(
+        r"<(?P<tag>[A-Za-z_][\w-]*)>(?P<body>.*?)</(?P=tag)>", masked, re.DOTALL
+    ):
+        name = match.group("tag")
+        if not is_known(name):
+            continue
+        body = text[match.start("body") : match.end("body")]
+        children = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
+        if not children and body.strip():
+            continue
+        found.append(
+            Found(match.start(), match.end(), [RawCall(name, children)], BADGE_TEXT_XML, MARKED)
+        )
+    return found

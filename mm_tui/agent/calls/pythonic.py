@@ -1,0 +1,114 @@
+"""Calls written as Python function calls (issue 12): `[get_weather(city="Paris")]` between
+LFM2's `<|tool_call_start|>` tokens, after Llama's `<|python_tag|>`, in Gemma 3's ```tool_code
+fence, or standing alone for a declared tool. Models do not always write valid Python: JSON
+literals (`true`, `null`) and raw newlines inside strings are accepted.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+from typing import Any
+
+from mm_tui.agent.calls.model import (
+    BADGE_TEXT_PYTHONIC,
+    BARE,
+    FENCED,
+    MARKED,
+    Found,
+    IsKnown,
+    RawCall,
+)
+
+log = logging.getLogger(__name__)
+
+_TOKENS = re.compile(r"<\|tool_call_start\|>(?P<body>.*?)(?:<\|tool_call_end\|>|$)", re.DOTALL)
+_PYTHON_TAG = re.compile(
+    r"<\|python_tag\|>(?P<body>[^{\[].*?)(?:<\|eom_id\|>|<\|eot_id\|>|$)", re.DOTALL
+)
+_FENCE = re.compile(
+    r"```[ \t]*(?:tool_code|python|py)?[ \t]*\n(?P<body>.*?)\n?[ \t]*```", re.DOTALL
+)
+_STANDALONE = re.compile(r"(?m)^[ \t]*\[?[ \t]*(?P<name>[A-Za-z_][\w.]*)\((?P<rest>.*)$")
+_LITERALS = {"true": "True", "false": "False", "null": "None"}
+
+
+def _python_source(body: str) -> str:
+    """JSON literals as Python outside strings, raw newlines inside strings escaped."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if quote:
+            if char == "\\" and i + 1 < len(body):
+                out.append(body[i : i + 2])
+                i += 2
+                continue
+            if char == quote:
+                quote = ""
+            out.append("\\n" if char == "\n" else char)
+            i += 1
+            continue
+        if char in "\"'":
+            quote = char
+            out.append(char)
+            i += 1
+            continue
+        word = re.match(r"[A-Za-z_]\w*", body[i:])
+        if word:
+            out.append(_LITERALS.get(word.group(0), word.group(0)))
+            i += word.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def parse_calls(body: str) -> list[RawCall] | None:
+    """The calls of `[f(a=1), g(b="x")]` or `f(a=1)`, or None when it is not only calls."""
+    source = body.strip()
+    if not source or len(source) > 200_000:
+        return None
+    try:
+        tree = ast.parse(_python_source(source), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        log.debug("not a pythonic call", exc_info=True)
+        return None
+    items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
+    calls: list[RawCall] = []
+    for item in items:
+        if not isinstance(item, ast.Call) or item.args:
+            return None
+        try:
+            name = ast.unparse(item.func)
+            arguments: dict[str, Any] = {
+                kw.arg: ast.literal_eval(kw.value) for kw in item.keywords if kw.arg
+            }
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+            log.debug("a pythonic argument is not a literal", exc_info=True)
+            return None
+        calls.append(RawCall(name, arguments))
+    return calls or None
+
+
+def find_pythonic(text: str, masked: str, is_known: IsKnown) -> list[Found]:
+    found: list[Found] = []
+    for pattern, strength in ((_TOKENS, MARKED), (_PYTHON_TAG, MARKED), (_FENCE, FENCED)):
+        for match in pattern.finditer(masked):
+            calls = parse_calls(text[match.start("body") : match.end("body")])
+            if calls:
+                found.append(
+                    Found(match.start(), match.end(), calls, BADGE_TEXT_PYTHONIC, strength)
+                )
+    for match in _STANDALONE.finditer(masked):
+        if not is_known(match.group("name")):
+            continue
+        line_end = masked.find("\n", match.start())
+        end = len(masked) if line_end < 0 else line_end
+        calls = parse_calls(text[match.start() : end])
+        if calls:
+            needs = [RawCall(c.name, c.arguments, needs_declared=True) for c in calls]
+            found.append(Found(match.start(), end, needs, BADGE_TEXT_PYTHONIC, BARE))
+    return found

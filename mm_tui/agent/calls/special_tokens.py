@@ -1,0 +1,248 @@
+"""Calls written in a model's own special tokens that reached the text because the server did
+not parse them (issue 12): gpt-oss's harmony channels (`to=functions.x … <|message|>{…}`), Kimi's
+`<|tool_calls_section_begin|>` families, DeepSeek's `<｜tool▁call▁begin｜>` tokens (full-width
+or ASCII bars), Gemma 4's `<|tool_call>call:name{…}` with missing or different closers, and
+Mistral's `[TOOL_CALLS]name[ARGS]{…}` / `[TOOL_CALLS]name{…}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mm_tui.agent.calls.jsonish import MAX_DEPTH, close_json, loads_lenient, scan_value
+from mm_tui.agent.calls.model import BADGE_TEXT_TAG, BADGE_TEXT_TOKENS, MARKED, Found, RawCall
+
+# -- harmony (gpt-oss) --------------------------------------------------------------------------
+_HARMONY = re.compile(
+    r"(?:<\|start\|>)?(?:assistant)?[ \t]*(?:<\|channel\|>[ \t]*\w+[ \t]*)?"
+    r"to=(?:functions\.)?(?P<name>[\w.-]+)[^<\n]*?(?:[ \t]*<\|channel\|>[ \t]*\w+)?"
+    r"(?:[ \t]*<\|constrain\|>[ \t]*\w+)?[ \t]*<\|message\|>",
+)
+_HARMONY_END = re.compile(r"<\|call\|>|<\|end\|>|<\|return\|>")
+#: Harmony's own segments that are not for the person: analysis, and the control tokens.
+HARMONY_NOISE = re.compile(
+    r"<\|channel\|>\s*analysis\s*<\|message\|>.*?(?:<\|end\|>|$)|<\|start\|>\s*assistant"
+    r"|<\|channel\|>\s*final\s*<\|message\|>|<\|(?:end|return|call)\|>",
+    re.DOTALL,
+)
+
+# -- Kimi K2 -------------------------------------------------------------------------------------
+_KIMI_SECTION = re.compile(
+    r"<\|tool_calls?_section_begin\|>(?P<body>.*?)(?:<\|tool_calls?_section_end\|>|$)", re.DOTALL
+)
+_KIMI_CALL = re.compile(
+    r"<\|tool_call_begin\|>\s*(?P<id>[^<]+?)\s*<\|tool_call_argument_begin\|>\s*(?P<args>.*?)\s*"
+    r"(?:<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|$)",
+    re.DOTALL,
+)
+
+# -- DeepSeek ------------------------------------------------------------------------------------
+_BAR = r"[|｜]"
+_SEP = r"[▁_ ]"
+_DS_CALLS = re.compile(
+    rf"<{_BAR}tool{_SEP}calls{_SEP}begin{_BAR}>(?P<body>.*?)(?:<{_BAR}tool{_SEP}calls{_SEP}end{_BAR}>|$)",
+    re.DOTALL,
+)
+_DS_CALL = re.compile(
+    rf"<{_BAR}tool{_SEP}call{_SEP}begin{_BAR}>(?P<body>.*?)(?:<{_BAR}tool{_SEP}call{_SEP}end{_BAR}>|$)",
+    re.DOTALL,
+)
+_DS_SEP = re.compile(rf"<{_BAR}tool{_SEP}sep{_BAR}>")
+DEEPSEEK_NOISE = re.compile(rf"<{_BAR}end{_SEP}of{_SEP}sentence{_BAR}>")
+
+# -- Gemma 4 -------------------------------------------------------------------------------------
+_GEMMA = re.compile(r"<\|tool_call>\s*call:(?P<name>[\w.-]+)\s*(?=\{)")
+_GEMMA_QUOTE = '<|"|>'
+
+# -- Mistral / Devstral / Ministral --------------------------------------------------------------
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(?P<name>[A-Za-z_][\w.-]*)\s*(?:\[ARGS\])?\s*(?=\{)")
+
+
+def _json_at(text: str, start: int, limit: int) -> tuple[Any, int, bool]:
+    """(value, end, cut) of the JSON object starting at `start` (lenient, missing closers
+    completed unless cut inside a string)."""
+    at = text.find("{", start, limit)
+    if at < 0 or text[start:at].strip():
+        rest = text[start:limit].strip()
+        return ({} if not rest else None), start, False
+    span = scan_value(text, at, limit)
+    body = text[at : span.end]
+    if span.depth > MAX_DEPTH:
+        return None, span.end, False
+    if span.closed:
+        return loads_lenient(body), span.end, False
+    if span.in_string:
+        return None, span.end, True
+    closed = close_json(body)
+    return (loads_lenient(closed) if closed else None), span.end, False
+
+
+def find_harmony(text: str, masked: str) -> list[Found]:
+    found: list[Found] = []
+    for match in _HARMONY.finditer(masked):
+        end_token = _HARMONY_END.search(text, match.end())
+        limit = end_token.start() if end_token else len(text)
+        value, end, cut = _json_at(text, match.end(), limit)
+        body = text[match.end() : limit].strip()
+        arguments: Any = value if isinstance(value, dict) else body
+        end = end_token.end() if end_token else max(end, limit)
+        calls = [RawCall(match.group("name"), arguments)]
+        found.append(Found(match.start(), end, calls, BADGE_TEXT_TOKENS, MARKED, cut))
+    return found
+
+
+def find_kimi(text: str, masked: str) -> list[Found]:
+    found: list[Found] = []
+    for section in _KIMI_SECTION.finditer(masked):
+        body = text[section.start("body") : section.end("body")]
+        calls: list[RawCall] = []
+        cut = False
+        for call in _KIMI_CALL.finditer(body):
+            raw = call.group("args")
+            value, _, was_cut = _json_at(raw, 0, len(raw))
+            cut = cut or was_cut
+            calls.append(
+                RawCall(call.group("id").strip(), value if isinstance(value, dict) else raw)
+            )
+        if calls:
+            found.append(
+                Found(section.start(), section.end(), calls, BADGE_TEXT_TOKENS, MARKED, cut)
+            )
+    return found
+
+
+def find_deepseek(text: str, masked: str) -> list[Found]:
+    found: list[Found] = []
+    for block in _DS_CALLS.finditer(masked):
+        body = text[block.start("body") : block.end("body")]
+        calls: list[RawCall] = []
+        for call in _DS_CALL.finditer(body):
+            parts = _DS_SEP.split(call.group("body"), maxsplit=1)
+            if len(parts) != 2:
+                continue
+            left, right = parts[0].strip(), parts[1]
+            if left in ("function", ""):  # R1 / V3: function<sep>name\n```json\n{…}\n```
+                name, _, rest = right.partition("\n")
+                rest = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", rest)
+            else:  # V3.1: name<sep>{…}
+                name, rest = left, right
+            value = loads_lenient(rest.strip()) if rest.strip() else {}
+            if value is None:
+                closed = close_json(rest.strip())
+                value = loads_lenient(closed) if closed else rest.strip()
+            calls.append(RawCall(name.strip(), value))
+        if calls:
+            end = block.end()
+            noise = DEEPSEEK_NOISE.match(text, end)
+            found.append(
+                Found(
+                    block.start(), noise.end() if noise else end, calls, BADGE_TEXT_TOKENS, MARKED
+                )
+            )
+    return found
+
+
+def gemma_to_json(body: str) -> str:
+    """Gemma 4's argument syntax as JSON: `<|"|>…<|"|>` strings (raw, quotes and backslashes
+    kept as written) become JSON strings, bare keys get quotes."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body.startswith(_GEMMA_QUOTE, i):
+            close = body.find(_GEMMA_QUOTE, i + len(_GEMMA_QUOTE))
+            if close < 0:
+                close = len(body)
+            out.append(json.dumps(body[i + len(_GEMMA_QUOTE) : close], ensure_ascii=False))
+            i = close + len(_GEMMA_QUOTE)
+            continue
+        if body[i] == '"':  # a JSON string written as such
+            span_end = _string_end(body, i)
+            out.append(body[i:span_end])
+            i = span_end
+            continue
+        out.append(body[i])
+        i += 1
+    return re.sub(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:", r'\1"\2":', "".join(out))
+
+
+def _string_end(text: str, start: int) -> int:
+    escaped = False
+    for i in range(start + 1, len(text)):
+        if escaped:
+            escaped = False
+        elif text[i] == "\\":
+            escaped = True
+        elif text[i] == '"':
+            return i + 1
+    return len(text)
+
+
+def _gemma_body_end(text: str, start: int) -> tuple[int, bool]:
+    """Where the `{…}` at `start` ends, `<|"|>` strings read as strings; (end, closed)."""
+    depth = 0
+    i = start
+    while i < len(text):
+        if text.startswith(_GEMMA_QUOTE, i):
+            close = text.find(_GEMMA_QUOTE, i + len(_GEMMA_QUOTE))
+            if close < 0:
+                return len(text), False
+            i = close + len(_GEMMA_QUOTE)
+            continue
+        if text[i] == '"':
+            i = _string_end(text, i)
+            continue
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1, True
+        i += 1
+    return len(text), False
+
+
+def find_gemma(text: str, masked: str) -> list[Found]:
+    found: list[Found] = []
+    for match in _GEMMA.finditer(masked):
+        end, closed = _gemma_body_end(text, match.end())
+        body = text[match.end() : end]
+        value = loads_lenient(gemma_to_json(body)) if closed else None
+        closer = re.match(
+            r"\s*(?:<tool_call\|>|</tool_call>|<\|tool_call\|>|<end_of_turn>)", text[end:]
+        )
+        finish = end + (closer.end() if closer else 0)
+        arguments: Any = value if isinstance(value, dict) else body
+        found.append(
+            Found(
+                match.start(),
+                finish,
+                [RawCall(match.group("name"), arguments)],
+                BADGE_TEXT_TAG,
+                MARKED,
+                not closed,
+            )
+        )
+    return found
+
+
+def find_mistral(text: str, masked: str) -> list[Found]:
+    """`[TOOL_CALLS]name[ARGS]{…}` (Ministral, Devstral 2) and `[TOOL_CALLS]name{…}`."""
+    found: list[Found] = []
+    for match in _MISTRAL.finditer(masked):
+        nxt = masked.find("[TOOL_CALLS]", match.end())
+        limit = nxt if nxt >= 0 else len(text)
+        value, end, cut = _json_at(text, match.end(), limit)
+        arguments: Any = value if isinstance(value, dict) else text[match.end() : limit].strip()
+        found.append(
+            Found(
+                match.start(),
+                end,
+                [RawCall(match.group("name"), arguments)],
+                BADGE_TEXT_TAG,
+                MARKED,
+                cut,
+            )
+        )
+    return found
