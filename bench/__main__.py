@@ -57,7 +57,7 @@ def table(rows: list[dict]) -> str:
         "|---|---|---:|---:|---:|---|",
     ]
     for row in rows:
-        verdict = {None: "", True: " ✓", False: " ✗ missed"}[row["met"]]
+        verdict = {None: "", True: " PASS", False: " FAIL"}[row["met"]]
         lines.append(
             f"| {row['suite']} | {row['name']} | {fmt(row['value'], row['unit'])} | "
             f"{fmt(row['baseline'], row['unit'])} | {row['ratio']:.2f}× | {row['aim']}{verdict} |"
