@@ -112,7 +112,7 @@ async def _window_rows(rows: int) -> dict[str, float]:
         except TimeoutError:
             result["replay"] = REPLAY_LIMIT * 1000
             result["rss"] = rss_mb()
-            return result
+            _report(result)  # the replay still plays: leave without waiting for it
         result["replay"] = (next(t for t, state in app.probed if state) - started) * 1000
         app.probe = None
         await settled(app, quiet=0.2)
@@ -150,7 +150,7 @@ async def _window_rows(rows: int) -> dict[str, float]:
             await asyncio.sleep(0.1)
         result["delta"] = p95(deltas)
         result["rss"] = rss_mb()
-        await pilot.exit(None)
+        _report(result)
     return result
 
 
@@ -190,8 +190,14 @@ async def _huge(kind: str, floor: bool) -> dict[str, float]:
         if last_words not in screen:
             raise RuntimeError(f"the {kind}'s last item is not on the screen")
         result = {"shown": (shown - started) * 1000, "rss": rss_mb(), "before": before}
-        await pilot.exit(None)
+        _report(result)
     return result
+
+
+def _report(result: dict[str, float]) -> None:
+    """Print the child's figures and leave at once (no teardown to wait for or fail)."""
+    print(json.dumps(result), flush=True)
+    os._exit(0)
 
 
 def _child(*args: str) -> dict[str, float]:
@@ -199,9 +205,12 @@ def _child(*args: str) -> dict[str, float]:
         [sys.executable, "-m", "bench.bench_window_rows", *args],
         capture_output=True, text=True,
     )  # fmt: skip
-    if output.returncode:
-        raise RuntimeError(f"{args}: {output.stderr.strip()[-2000:]}")
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    lines = output.stdout.strip().splitlines()
+    if output.returncode or not lines:
+        print(f"bench child {args} failed: {output.stderr.strip()[-3000:]}", file=sys.stderr)
+        return {}
+    print(f"bench child {args}: {lines[-1]}", file=sys.stderr, flush=True)
+    return json.loads(lines[-1])
 
 
 # -- the parent --------------------------------------------------------------------------------
@@ -224,14 +233,14 @@ def bench_sizes(sizes: tuple[int, ...] = SIZES) -> list[dict[str, Any]]:
         measured[size] = window
         for key, (label, unit) in FIGURES.items():
             aim = AIMS_AT_LARGEST.get(key) if size == max(sizes) else None
-            rows.append(row(f"{size:,} rows: {label}", window[key], bare[key], unit=unit,
-                            max_value=aim))  # fmt: skip
+            rows.append(row(f"{size:,} rows: {label}", window.get(key, NAN), bare.get(key, NAN),
+                            unit=unit, max_value=aim))  # fmt: skip
     small, large = min(sizes), max(sizes)
     for key, (label, unit) in FIGURES.items():
         if key == "replay":
             continue  # opening a session grows with it; its own aim is above
-        rows.append(row(f"{large:,} rows vs {small:,}: {label}", measured[large][key],
-                        measured[small][key], unit=unit, max_ratio=1.5))  # fmt: skip
+        rows.append(row(f"{large:,} rows vs {small:,}: {label}", measured[large].get(key, NAN),
+                        measured[small].get(key, NAN), unit=unit, max_ratio=1.5))  # fmt: skip
     return rows
 
 
@@ -241,9 +250,9 @@ def bench_huge() -> list[dict[str, Any]]:
         floor, window = _child("huge-floor", kind), _child("huge", kind)
         what = f"one answer of {HUGE_ITEMS:,} {'list items' if kind == 'list' else 'table rows'}"
         rows.append(row(f"{what}: delivered to its settled frame (floor: a Static)",
-                        window["shown"], floor["shown"], max_value=1000))  # fmt: skip
-        rows.append(row(f"{what}: process memory (RSS)", window["rss"], floor["rss"], unit="MB",
-                        max_value=100))  # fmt: skip
+                        window.get("shown", NAN), floor.get("shown", NAN), max_value=1000))  # fmt: skip
+        rows.append(row(f"{what}: process memory (RSS)", window.get("rss", NAN),
+                        floor.get("rss", NAN), unit="MB", max_value=100))  # fmt: skip
     return rows
 
 
@@ -259,7 +268,6 @@ if __name__ == "__main__":
         "huge-floor": lambda a: _huge(a[0], floor=True),
     }
     if len(sys.argv) > 1 and sys.argv[1] in CHILDREN:
-        print(json.dumps(asyncio.run(CHILDREN[sys.argv[1]](sys.argv[2:]))), flush=True)
-        os._exit(0)
+        _report(asyncio.run(CHILDREN[sys.argv[1]](sys.argv[2:])))
     sizes = tuple(int(arg) for arg in sys.argv[1:]) or SIZES
     print_rows([*bench_sizes(sizes), *bench_huge()])

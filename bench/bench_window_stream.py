@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,9 +91,14 @@ def _child(*args: str) -> dict[str, float]:
         }
         output = subprocess.run(
             [sys.executable, "-m", "bench.bench_window_stream", *args],
-            capture_output=True, text=True, check=True, env=env, cwd=home,
+            capture_output=True, text=True, env=env, cwd=home,
         )  # fmt: skip
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    lines = output.stdout.strip().splitlines()
+    if output.returncode or not lines:
+        print(f"bench child {args[0]} failed: {output.stderr.strip()[-3000:]}", file=sys.stderr)
+        return defaultdict(lambda: float("nan"))
+    print(f"bench child {args[0]}: {lines[-1]}", file=sys.stderr, flush=True)
+    return defaultdict(lambda: float("nan"), json.loads(lines[-1]))
 
 
 # -- children --------------------------------------------------------------------------------
