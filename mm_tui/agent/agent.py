@@ -66,7 +66,7 @@ class Agent:
         self.model: str = config.model or ""
         self.base_url = config.base_url
         self.client = ModelClient(config.base_url, config.api_key, timeout=request_timeout)
-        self.gate = PermissionGate(config.permissions, config.yolo)
+        self.gate = PermissionGate.from_config(config, self.cwd)
         self.detector = LoopDetector()
         self.registry = registry if registry is not None else build_registry(config, self.cwd)
         self.startup_notices: list[Notice] = [Notice("warning", n) for n in self.registry.notices]
@@ -96,6 +96,7 @@ class Agent:
             self.cwd,
             config.max_output,
             lambda call_id: output_file(self.session_path, call_id),
+            config.max_tool_calls,
         )
         if config.system_prompt_file and not config.system_prompt:
             path = Path(config.system_prompt_file).expanduser()

@@ -71,6 +71,14 @@ class PermissionAnswer(StrEnum):
 
 
 @dataclass(frozen=True)
+class PermissionReply:
+    """An answer with words: a rejection may say why, and the model reads it (issue 11)."""
+
+    answer: PermissionAnswer
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class TurnStarted:
     """A user message was accepted and a turn begins."""
 
@@ -122,7 +130,10 @@ class ToolStarted:
 class PermissionRequest:
     """The core waits for the person. The sink resolves `future` with a PermissionAnswer.
 
-    `detail` is exactly what will run (a command) and `diff` what will change (an edit).
+    `detail` is exactly what will run (a command) and `diff` what will change (an edit), raw:
+    a front shows them with `support.terminal_text.visible_parts`, hiding nothing. `location`
+    is the absolute path touched, marked when outside the project; `grant` what key `s`
+    allows (`bash(git status *)`). The future takes a PermissionAnswer or a PermissionReply.
     """
 
     call_id: str
@@ -130,7 +141,9 @@ class PermissionRequest:
     title: str
     detail: str
     diff: str | None
-    future: Future[PermissionAnswer] = field(compare=False, repr=False)
+    future: Future[PermissionAnswer | PermissionReply] = field(compare=False, repr=False)
+    grant: str = ""
+    location: str = ""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import (
     WAITING_FOR_ANSWER,
     Notice,
-    PermissionAnswer,
     ToolFinished,
     ToolOutputDelta,
     ToolStarted,
@@ -37,6 +36,9 @@ from mm_tui.agent.turn_tally import TurnTally
 log = logging.getLogger(__name__)
 
 NOT_RUN_AFTER_LOOP = "[not run: the turn was stopped by the loop detector]"
+TOO_MANY_CALLS = (
+    "[not run: more than {limit} tool calls in one message; make fewer calls at a time]"
+)
 
 
 class ToolRunner:
@@ -52,6 +54,7 @@ class ToolRunner:
         cwd: Path,
         max_output: int,
         full_output_file: Callable[[str], Path] | None = None,
+        max_calls: int = 32,
     ) -> None:
         self.registry = registry
         self.gate = gate
@@ -63,11 +66,16 @@ class ToolRunner:
         #: Where a call's whole live output is kept for the person's viewer (issue 14).
         self.full_output_file = full_output_file
         self.loop_message = ""  # the stop line of the last loop verdict
+        self.max_calls = max_calls
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
         """Run every call; a TurnEnded when the turn must stop, else None."""
         cancel = self.signals.cancel
         for position, call in enumerate(calls):
+            if position == self.max_calls:  # a flood of calls: the rest answered, history valid
+                over = TOO_MANY_CALLS.format(limit=self.max_calls)
+                self._fill_results(calls[position:], over, ToolStatus.FAILED)
+                return None
             if cancel.is_set():
                 self._fill_results(calls[position:], INTERRUPTED, ToolStatus.INTERRUPTED)
                 return TurnEnded("interrupted")
@@ -170,15 +178,16 @@ class ToolRunner:
     ) -> tuple[str, ToolStatus, str | None]:
         signals = self.signals
         try:
-            if self.gate.asks and tool.needs_permission(args, ctx):
-                signals.set_spinner(WAITING_FOR_ANSWER)
-                answer = self.gate.decide(
-                    call_id, tool.name, tool.preview(args, ctx), signals.sink, signals.cancel
-                )
-                if answer is None:
-                    return INTERRUPTED, ToolStatus.INTERRUPTED, None
-                if answer is PermissionAnswer.REJECT:
-                    return tool.rejection_text or "", ToolStatus.REJECTED, None
+            verdict = self.gate.review(
+                call_id,
+                tool,
+                args,
+                ctx,
+                signals.sink,
+                lambda: signals.set_spinner(WAITING_FOR_ANSWER),
+            )
+            if not verdict.run:
+                return verdict.output, verdict.status, None
             signals.set_spinner(running_state(tool.name))
             result = tool.run(args, ctx)
         except Exception as exc:  # SPEC §1: an exception escaping a tool is a bug; say it

@@ -3,11 +3,17 @@
 Terminal escape sequences and control characters would be written raw to the terminal and
 break the layout; they are removed. A carriage return keeps what a terminal would show (the
 text after the last one on its line), so progress bars do not pile up.
+
+What a person approves is different: a command or a path in a permission question, or a
+row's title, must hide nothing. `visible` escapes every character that could hide, reorder
+or pad text (controls, CR, bidi overrides, zero-width and format characters, odd spaces,
+long runs of spaces) instead of removing it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-character escapes.
 _ESCAPE_SEQUENCE = re.compile(
@@ -42,3 +48,65 @@ def first_line(text: str) -> str:
     """The first line of `text`, marked with `…` when more lines follow (row titles)."""
     head, newline, rest = literal(text).partition("\n")
     return f"{head} …" if newline and rest.strip() else head
+
+
+# What a person must see to know what runs: every character that is invisible, moves the
+# cursor, reorders text (bidi), or pads a line is drawn as an escape instead (issue 11).
+_SHOWN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"}
+#: Spaces in a row up to this many are shown as they are; a longer run is counted instead.
+SPACE_RUN = 8
+_SPACE_RUN = re.compile(f" {{{SPACE_RUN + 1},}}")
+_NAMED = {"\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def visible_parts(text: str, *, keep_newlines: bool = True) -> list[tuple[str, bool]]:
+    """`text` as (piece, is_escape) pairs: plain pieces as they are, every hiding character
+    (controls, CR, bidi overrides, zero-width and format characters, odd spaces, a long run
+    of spaces) as a visible escape such as `\\r`, `\\u202e` or `⟨40 spaces⟩`.
+
+    A front styles the escapes so they cannot be mistaken for typed text."""
+    parts: list[tuple[str, bool]] = []
+    plain: list[str] = []
+
+    def flush() -> None:
+        if plain:
+            parts.append(("".join(plain), False))
+            plain.clear()
+
+    position = 0
+    while position < len(text):
+        char = text[position]
+        if char == " ":
+            run = _SPACE_RUN.match(text, position)
+            if run:
+                flush()
+                parts.append((f"⟨{len(run.group())} spaces⟩", True))
+                position = run.end()
+                continue
+            plain.append(char)
+        elif char == "\n" and keep_newlines:
+            plain.append(char)
+        elif unicodedata.category(char) in _SHOWN_CATEGORIES or char == "\n":
+            flush()
+            parts.append((_escape(char), True))
+        else:
+            plain.append(char)
+        position += 1
+    flush()
+    return parts
+
+
+def visible(text: str, *, keep_newlines: bool = True) -> str:
+    """`visible_parts` joined: the text with every hiding character escaped."""
+    return "".join(piece for piece, _ in visible_parts(text, keep_newlines=keep_newlines))
+
+
+def _escape(char: str) -> str:
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if char == "\n":
+        return "\\n"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

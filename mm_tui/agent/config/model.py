@@ -53,6 +53,15 @@ class Config:
     auto_compact: float = 0.75
     #: None when the user's config has no `lsp` section: the built-in defaults apply (SPEC §6).
     lsp_servers: tuple[LspServerSpec, ...] | None = None
+    #: Permission rules (issue 11): `bash(git *)`, `write_file(src/**)`; deny wins.
+    allow_rules: tuple[str, ...] = ()
+    ask_rules: tuple[str, ...] = ()
+    deny_rules: tuple[str, ...] = ()
+    #: At most this many tool calls of one model message run; the rest answer "not run".
+    max_tool_calls: int = 32
+    #: Environment variables removed for bash and language servers, beyond the built-in
+    #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
+    scrub_env: tuple[str, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # the API key never reaches a log

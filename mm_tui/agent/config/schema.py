@@ -32,6 +32,14 @@ class LspSection(Struct, forbid_unknown_fields=True, frozen=True):
     servers: dict[str, ServerEntry] | None = None
 
 
+class PermissionRules(Struct, forbid_unknown_fields=True, frozen=True):
+    """`permissions: {allow: [...], ask: [...], deny: [...]}`: rules like `bash(git *)`."""
+
+    allow: list[str] = []
+    ask: list[str] = []
+    deny: list[str] = []
+
+
 class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     """The top level of a config file; field names are `Config`'s, YAML keys as in mm."""
 
@@ -45,7 +53,7 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     skills_dir: str | None | UnsetType = field(name="skillsDir", default=UNSET)
     max_output: Positive | None | UnsetType = field(name="maxOutput", default=UNSET)
     preview_lines: Positive | None | UnsetType = field(name="previewLines", default=UNSET)
-    permissions: Literal["ask", "allow"] | None | UnsetType = UNSET
+    permissions: Literal["ask", "allow"] | PermissionRules | None | UnsetType = UNSET
     yolo: bool | None | UnsetType = UNSET
     max_turns: Positive | None | UnsetType = field(name="maxTurns", default=UNSET)
     system_prompt: str | None | UnsetType = field(name="systemPrompt", default=UNSET)
@@ -55,6 +63,8 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     )
     auto_compact: Fraction | None | UnsetType = field(name="autoCompact", default=UNSET)
     lsp_servers: LspSection | None | UnsetType = field(name="lsp", default=UNSET)
+    max_tool_calls: Positive | None | UnsetType = field(name="maxToolCalls", default=UNSET)
+    scrub_env: list[str] | None | UnsetType = field(name="scrubEnv", default=UNSET)
 
 
 #: What a key expects, in the person's words, by dotted key (`*`: any server name).
@@ -69,7 +79,12 @@ EXPECTED: dict[str, str] = {
     "skillsDir": "a directory path",
     "maxOutput": "a whole number of characters",
     "previewLines": "a whole number of lines",
-    "permissions": '"ask" or "allow"',
+    "permissions": '"ask" or "allow", or rules {allow: [...], ask: [...], deny: [...]}',
+    "permissions.allow": "a list of rules like bash(git *) or write_file(src/**)",
+    "permissions.ask": "a list of rules like bash(git push *)",
+    "permissions.deny": "a list of rules like bash(rm *) or read_file(~/.ssh/**)",
+    "maxToolCalls": "a whole number of tool calls",
+    "scrubEnv": "a list of environment variable names or patterns like *_PASSWORD",
     "yolo": "true or false",
     "maxTurns": "a whole number",
     "systemPrompt": "a string",
@@ -92,4 +107,5 @@ IN_RANGE: dict[str, str] = {
     "maxOutput": "a positive number",
     "previewLines": "a positive number",
     "maxTurns": "a positive number",
+    "maxToolCalls": "a positive number",
 }

@@ -15,8 +15,15 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 
 from mm_tui.agent.config.model import Config, ConfigError
-from mm_tui.agent.config.schema import EXPECTED, IN_RANGE, ConfigFile, LspSection
+from mm_tui.agent.config.schema import (
+    EXPECTED,
+    IN_RANGE,
+    ConfigFile,
+    LspSection,
+    PermissionRules,
+)
 from mm_tui.agent.config.yaml_source import Problem, YamlProblem, key_line, load_yaml
+from mm_tui.agent.rules import RuleError, parse_rule
 from mm_tui.lsp.spec import LspServerSpec
 
 #: A value longer than this is shortened in an error line (a line never quotes a huge value).
@@ -149,11 +156,31 @@ def _build(file: ConfigFile, path: Path, root: Any) -> tuple[Config, list[Proble
         if value is not msgspec.UNSET and value is not None:
             values[info.name] = value
     problems: list[Problem] = []
+    rules = values.get("permissions")
+    if isinstance(rules, PermissionRules):
+        values["permissions"] = "ask"
+        for effect in ("allow", "ask", "deny"):
+            texts = tuple(getattr(rules, effect))
+            problems += _rule_problems(texts, ("permissions", effect), root)
+            values[f"{effect}_rules"] = texts
+    if "scrub_env" in values:
+        values["scrub_env"] = tuple(values["scrub_env"])
     section = values.pop("lsp_servers", None)
     if section is not None or file.lsp_servers is None:  # `lsp:` left empty: no servers
         specs, problems = _lsp_specs(section, root)
         values["lsp_servers"] = specs
     return replace(Config(source=path), **values), problems
+
+
+def _rule_problems(texts: tuple[str, ...], key: tuple[str, ...], root: Any) -> list[Problem]:
+    """A rule that cannot be read is a config error on its list's line."""
+    problems: list[Problem] = []
+    for text in texts:
+        try:
+            parse_rule(text)
+        except RuleError as error:
+            problems.append(Problem(key_line(root, key), key, str(error)))
+    return problems
 
 
 def _lsp_specs(

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mm_tui.agent.events import ToolKind, ToolStatus
+from mm_tui.agent.rules import Rule, Subject
+from mm_tui.support.terminal_text import visible
 
 #: What a call answers when the person interrupted it (SPEC §3): the turn loop, bash and the
 #: language-server client all say these same words.
@@ -38,6 +40,8 @@ class ToolContext:
     max_output: int = 10_000
     cancel: threading.Event = field(default_factory=threading.Event)
     emit_output: Callable[[str], None] = lambda text: None  # live output for the row
+    #: What one call computed once and reuses (a file tool's plan: the file is read once).
+    memo: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ class ToolPreview:
     title: str
     detail: str
     diff: str | None = None
+    #: What the preview was computed from (a file's stamp); a different basis when the
+    #: answer comes means the file changed under the question (issue 11: ask again).
+    basis: str | None = None
+    #: The absolute path a file tool touches, escaped, marked when outside the project.
+    location: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,10 +102,18 @@ class Tool(ABC):
         `ctx`, a tool may look at the disk (an edit that changes nothing need not ask)."""
         return self.rejection_text is not None
 
+    def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
+        """What permission rules look at (a command, a path); None: the call cannot run."""
+        return Subject(self.name)
+
+    def grant(self, args: dict[str, Any], ctx: ToolContext) -> Rule:
+        """What key `s` allows for the rest of the session; by default every call of the tool."""
+        return Rule(self.name, None, self.name)
+
     def title(self, args: dict[str, Any]) -> str:
         """The row's short title, e.g. `bash ls -la` or `edit_file src/a.py`."""
         first = next((v for v in args.values() if isinstance(v, str)), "")
-        return f"{self.name} {first}".rstrip()
+        return f"{self.name} {visible(first, keep_newlines=False)}".rstrip()
 
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
         """What the permission question shows; edits override this to include their diff."""

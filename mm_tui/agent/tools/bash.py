@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.rules import Rule, Subject, command_grant
 from mm_tui.agent.tools.arguments import ArgumentProblem, argument_map, lenient_string, string_field
 from mm_tui.agent.tools.base import (
     INTERRUPTED,
@@ -41,6 +42,7 @@ from mm_tui.agent.tools.base import (
     ToolResult,
 )
 from mm_tui.support.process_group import end_group_sync
+from mm_tui.support.terminal_text import visible
 
 NAME = "bash"
 DEFAULT_TIMEOUT = 30.0
@@ -151,9 +153,18 @@ class BashTool(Tool):
         self.timeout = timeout
 
     def title(self, args: dict[str, Any]) -> str:
+        """`bash <command>`, the whole command with anything that could hide part of it
+        (a newline, CR, bidi or zero-width characters, padding) escaped (issue 11)."""
         command = lenient_string(args, "command").strip()
-        first_line = command.splitlines()[0] if command else ""
-        return f"{NAME} {first_line}".rstrip()
+        return f"{NAME} {visible(command, keep_newlines=False)}".rstrip()
+
+    def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
+        command = lenient_string(args, "command")
+        return Subject(NAME, command=command) if command.strip() else None
+
+    def grant(self, args: dict[str, Any], ctx: ToolContext) -> Rule:
+        """`s` allows this command's prefix (`git status …`), never every command."""
+        return command_grant(lenient_string(args, "command").strip())
 
     def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
         """No question when there is no command to run: the call only returns an error."""

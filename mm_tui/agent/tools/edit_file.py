@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.rules import Rule, Subject, path_grant
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
@@ -37,7 +38,16 @@ from mm_tui.agent.tools.diffs import FileDiff, Replacement, apply_replacements, 
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE, MISSING_FILE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import decode_file_text, encode_file_text, looks_binary, plural
-from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
+from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path, shown_location
+from mm_tui.agent.tools.safe_files import (
+    MAX_EDIT_BYTES,
+    NOT_REGULAR,
+    TOO_LARGE,
+    FileTooLarge,
+    NotRegularFile,
+    read_regular,
+    stamp,
+)
 from mm_tui.support.atomic_write import write_atomically
 
 NAME = "edit_file"
@@ -117,6 +127,8 @@ class _EditPlan:
     diff: FileDiff
     edit_count: int
     dry_run: bool
+    #: The file's stamp when it was read: the run writes only if the file is still this one.
+    basis: str = ""
 
 
 class EditFileTool(Tool):
@@ -146,7 +158,24 @@ class EditFileTool(Tool):
         if isinstance(plan, ToolResult):
             return ToolPreview(title=self.title(args), detail=plan.output)
         detail = _header(PREVIEW_HEADER, plan)
-        return ToolPreview(title=self.title(args), detail=detail, diff=plan.diff.unified)
+        return ToolPreview(
+            title=self.title(args),
+            detail=detail,
+            diff=plan.diff.unified,
+            basis=plan.basis,
+            location=shown_location(plan.path, ctx.cwd),
+        )
+
+    def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
+        plan = _plan(args, ctx)
+        return Subject(NAME, path=plan.path) if isinstance(plan, _EditPlan) else None
+
+    def grant(self, args: dict[str, Any], ctx: ToolContext) -> Rule:
+        """`s` allows edits in this file's folder (the file alone outside the project)."""
+        plan = _plan(args, ctx)
+        if not isinstance(plan, _EditPlan):
+            return Rule(NAME, None, NAME)
+        return path_grant(NAME, plan.path, ctx.cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         plan = _plan(args, ctx)
@@ -211,15 +240,34 @@ def _parse(args: object) -> tuple[str, list[_Edit], bool]:
 
 
 def _plan(args: dict[str, Any], ctx: ToolContext) -> _EditPlan | ToolResult:
-    """Resolve every edit against the file on disk; a ToolResult when the batch is refused."""
+    """Resolve every edit against the file on disk; a ToolResult when the batch is refused.
+
+    Kept for the call (`ctx.memo`): the file is read once, and again only when its stamp
+    changed (then the question is asked again with the new diff)."""
     try:
         raw_path, edits, dry_run = _parse(args)
+        path = resolve_path(ctx.cwd, raw_path)
     except ArgumentProblem as problem:
         return ToolResult(str(problem), ToolStatus.FAILED)
-    shown_path = clean_path_text(raw_path)
-    path = resolve_path(ctx.cwd, raw_path)
+    basis = stamp(path)
+    cached = ctx.memo.get(NAME)
+    if isinstance(cached, tuple) and cached[:3] == (args, path, basis):
+        return cached[3]
+    result = _fresh_plan(path, clean_path_text(raw_path), edits, dry_run, basis)
+    ctx.memo[NAME] = (args, path, basis, result)
+    return result
+
+
+def _fresh_plan(
+    path: Path, shown_path: str, edits: list[_Edit], dry_run: bool, basis: str
+) -> _EditPlan | ToolResult:
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
+    except NotRegularFile as error:
+        return ToolResult(NOT_REGULAR.format(path=shown_path, kind=error.kind), ToolStatus.FAILED)
+    except FileTooLarge:
+        limit = MAX_EDIT_BYTES >> 20
+        return ToolResult(TOO_LARGE.format(path=shown_path, limit=limit), ToolStatus.FAILED)
     except FileNotFoundError:
         return ToolResult(MISSING_FILE.format(path=shown_path), ToolStatus.FAILED)
     except IsADirectoryError:
@@ -246,7 +294,7 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _EditPlan | ToolResult:
     if diff.is_empty:
         return ToolResult(NO_CHANGE.format(path=shown_path))
     new_data = encode_file_text(apply_replacements(text, replacements))
-    return _EditPlan(path, shown_path, new_data, diff, len(edits), dry_run)
+    return _EditPlan(path, shown_path, new_data, diff, len(edits), dry_run, basis)
 
 
 def _find_all(text: str, needle: str) -> list[int]:

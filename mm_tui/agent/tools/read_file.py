@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.rules import Rule, Subject, path_grant
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
@@ -22,11 +23,19 @@ from mm_tui.agent.tools.arguments import (
     lenient_string,
     string_field,
 )
-from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult, truncate_output
+from mm_tui.agent.tools.base import (
+    Tool,
+    ToolContext,
+    ToolKind,
+    ToolPreview,
+    ToolResult,
+    truncate_output,
+)
 from mm_tui.agent.tools.file_messages import CANNOT_READ, MISSING_FILE
 from mm_tui.agent.tools.file_text import displayable, looks_binary
 from mm_tui.agent.tools.line_slice import LineSlice, PastEnd, read_line_slice
-from mm_tui.agent.tools.paths import clean_path_text, resolve_path
+from mm_tui.agent.tools.paths import clean_path_text, is_inside, resolve_path, shown_location
+from mm_tui.agent.tools.safe_files import NOT_REGULAR, NotRegularFile, open_regular
 
 NAME = "read_file"
 DESCRIPTION = (
@@ -46,6 +55,7 @@ PARAMETERS: dict[str, Any] = {
     "required": ["path"],
 }
 
+READ_REJECTED = "[read rejected by the user]"
 EMPTY_FILE = "{path} is empty"
 BINARY_FILE = "{path} is a binary file ({size} bytes); read_file shows text files only"
 DIRECTORY_HEADER = "{path} is a directory; its entries:"
@@ -61,12 +71,43 @@ NUMBER_WIDTH = 6  # as `cat -n`: the number right-aligned in 6 columns, then a t
 
 
 class ReadFileTool(Tool):
-    """Reads a file (or lists a directory) from disk on every call; never asks permission."""
+    """Reads a file (or lists a directory) from disk on every call. Asks only for a path
+    outside the project (`~/.ssh`, `/etc/shadow`, the config holding the key: issue 11)."""
 
     name = NAME
     kind = ToolKind.FILE
+    rejection_text = READ_REJECTED
     fixed_description = DESCRIPTION
     parameters = PARAMETERS
+
+    def needs_permission(self, args: dict[str, Any], ctx: ToolContext | None = None) -> bool:
+        path = self._path(args, ctx.cwd) if ctx is not None else None
+        return path is not None and not is_inside(path, ctx.cwd if ctx else Path.cwd())
+
+    def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
+        path = self._path(args, ctx.cwd)
+        return Subject(NAME, path=path) if path is not None else None
+
+    def grant(self, args: dict[str, Any], ctx: ToolContext) -> Rule:
+        """`s` allows reading this file's folder for the session (the file's, outside)."""
+        path = self._path(args, ctx.cwd)
+        return path_grant(NAME, path, ctx.cwd) if path is not None else Rule(NAME, None, NAME)
+
+    def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
+        path = self._path(args, ctx.cwd)
+        title = self.title(args)
+        location = shown_location(path, ctx.cwd) if path is not None else ""
+        return ToolPreview(title=title, detail=title, location=location)
+
+    @staticmethod
+    def _path(args: dict[str, Any], cwd: Path) -> Path | None:
+        raw = lenient_string(args, "path")
+        if not raw.strip():
+            return None
+        try:
+            return resolve_path(cwd, raw)
+        except ArgumentProblem:
+            return None
 
     def title(self, args: dict[str, Any]) -> str:
         path = lenient_string(args, "path")
@@ -88,7 +129,10 @@ class ReadFileTool(Tool):
                 return ToolResult(NEGATIVE_LINE.format(field=field), ToolStatus.FAILED)
         if end > 0 and end < max(start, 1):
             return ToolResult(END_BEFORE_START.format(end=end, start=start), ToolStatus.FAILED)
-        path = resolve_path(ctx.cwd, raw_path)
+        try:
+            path = resolve_path(ctx.cwd, raw_path)
+        except ArgumentProblem as problem:
+            return ToolResult(str(problem), ToolStatus.FAILED)
         shown_path = clean_path_text(raw_path)
         try:
             if path.is_dir():
@@ -96,6 +140,9 @@ class ReadFileTool(Tool):
             return _read_lines(path, shown_path, start, end, numbered, ctx.max_output)
         except FileNotFoundError:
             return ToolResult(MISSING_FILE.format(path=shown_path), ToolStatus.FAILED)
+        except NotRegularFile as error:
+            message = NOT_REGULAR.format(path=shown_path, kind=error.kind)
+            return ToolResult(message, ToolStatus.FAILED)
         except OSError as error:
             reason = error.strerror or str(error)
             return ToolResult(CANNOT_READ.format(path=shown_path, reason=reason), ToolStatus.FAILED)
@@ -104,7 +151,7 @@ class ReadFileTool(Tool):
 def _read_lines(
     path: Path, shown_path: str, start: int, end: int, numbered: bool, max_output: int
 ) -> ToolResult:
-    with path.open("rb") as source:
+    with open_regular(path) as source:
         head = source.read(8192)
         if looks_binary(head):
             size = os.fstat(source.fileno()).st_size

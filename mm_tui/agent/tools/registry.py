@@ -77,6 +77,7 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
         from mm_tui.agent.tools.write_file import WriteFileTool
 
         tools += [ReadFileTool(), WriteFileTool(), EditFileTool()]
+        _clean_leftovers_later(cwd)
     from mm_tui.agent.tools.read_skill import ReadSkillTool
 
     skills_dir = Path(config.skills_dir).expanduser()
@@ -92,6 +93,22 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
     registry = ToolRegistry.of(tools)
     registry.notices = notices
     return registry
+
+
+def _clean_leftovers_later(cwd: Path) -> None:
+    """Remove temporaries a killed write left in the project, off the start-up path."""
+    import threading
+
+    from mm_tui.agent.tools.safe_files import remove_leftover_temporaries
+
+    def clean() -> None:
+        try:
+            for path in remove_leftover_temporaries(cwd):
+                log.info("removed the leftover of a killed write: %s", path)
+        except Exception:  # a cleanup must never disturb a session
+            log.debug("cleaning leftovers under %s failed", cwd, exc_info=True)
+
+    threading.Thread(target=clean, name="mm-leftovers", daemon=True).start()
 
 
 def _build_lsp(config: Config, cwd: Path) -> tuple[Tool | None, list[str]]:

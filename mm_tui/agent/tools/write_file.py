@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.events import ToolStatus
+from mm_tui.agent.rules import Rule, Subject, path_grant
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
@@ -28,7 +29,22 @@ from mm_tui.agent.tools.diffs import FileDiff, diff_texts
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
-from mm_tui.agent.tools.paths import clean_path_text, path_title, resolve_path
+from mm_tui.agent.tools.paths import (
+    clean_path_text,
+    path_title,
+    resolve_path,
+    shown_location,
+)
+from mm_tui.agent.tools.safe_files import (
+    MAX_EDIT_BYTES,
+    NOT_REGULAR,
+    TOO_LARGE,
+    FileTooLarge,
+    NotRegularFile,
+    read_regular,
+    refuse_special_file,
+    stamp,
+)
 from mm_tui.support.atomic_write import write_atomically
 
 NAME = "write_file"
@@ -62,6 +78,8 @@ class _WritePlan:
     header: str
     diff: FileDiff
     unchanged: bool
+    #: The file's stamp when it was read: the run writes only if the file is still this one.
+    basis: str = ""
 
 
 class WriteFileTool(Tool):
@@ -85,11 +103,28 @@ class WriteFileTool(Tool):
         plan = _plan(args, ctx)
         return not isinstance(plan, ToolResult) and not plan.unchanged
 
+    def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
+        plan = _plan(args, ctx)
+        return None if isinstance(plan, ToolResult) else Subject(NAME, path=plan.path)
+
+    def grant(self, args: dict[str, Any], ctx: ToolContext) -> Rule:
+        """`s` allows writes in this file's folder (the file alone outside the project)."""
+        plan = _plan(args, ctx)
+        if isinstance(plan, ToolResult):
+            return Rule(NAME, None, NAME)
+        return path_grant(NAME, plan.path, ctx.cwd)
+
     def preview(self, args: dict[str, Any], ctx: ToolContext) -> ToolPreview:
         plan = _plan(args, ctx)
         if isinstance(plan, ToolResult):
             return ToolPreview(title=self.title(args), detail=plan.output)
-        return ToolPreview(title=self.title(args), detail=plan.header, diff=plan.diff.unified)
+        return ToolPreview(
+            title=self.title(args),
+            detail=plan.header,
+            diff=plan.diff.unified,
+            basis=plan.basis,
+            location=shown_location(plan.path, ctx.cwd),
+        )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         plan = _plan(args, ctx)
@@ -108,34 +143,54 @@ class WriteFileTool(Tool):
 
 
 def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
-    """Read the current file and diff it against `content`; a ToolResult when that fails."""
+    """Read the current file and diff it against `content`; a ToolResult when that fails.
+
+    The plan is kept for the call (`ctx.memo`): the question, the re-check after the answer
+    and the run read the file once, and again only when its stamp changed."""
     args = argument_map(args)
     try:
         raw_path = string_field(args, NAME, "path")
         content = string_field(args, NAME, "content")
+        path = resolve_path(ctx.cwd, raw_path)
     except ArgumentProblem as problem:
         return ToolResult(str(problem), ToolStatus.FAILED)
     shown_path = clean_path_text(raw_path)
-    path = resolve_path(ctx.cwd, raw_path)
+    basis = stamp(path)
+    cached = ctx.memo.get(NAME)
+    if isinstance(cached, tuple) and cached[:3] == (args, path, basis):
+        return cached[3]
     if path.is_dir():
         return ToolResult(IS_DIRECTORY.format(path=shown_path), ToolStatus.FAILED)
     data = encode_file_text(content)
     try:
-        previous: bytes | None = path.read_bytes()
+        refuse_special_file(path)
+        previous: bytes | None = read_regular(path)
     except FileNotFoundError:
         previous = None
+    except NotRegularFile as error:
+        return ToolResult(NOT_REGULAR.format(path=shown_path, kind=error.kind), ToolStatus.FAILED)
+    except FileTooLarge:
+        return ToolResult(
+            TOO_LARGE.format(path=shown_path, limit=MAX_EDIT_BYTES >> 20), ToolStatus.FAILED
+        )
     except OSError as error:
         reason = error.strerror or str(error)
         return ToolResult(CANNOT_READ.format(path=shown_path, reason=reason), ToolStatus.FAILED)
     if previous is None:
         diff = diff_texts("", content, shown_path, created=True)
         header = CREATED_HEADER.format(path=shown_path, lines=plural(count_lines(content), "line"))
-        return _WritePlan(path, shown_path, data, header, diff, unchanged=False)
+        return _remember(ctx, args, _WritePlan(path, shown_path, data, header, diff, False, basis))
     if previous == data:
         header = UNCHANGED.format(path=shown_path)
-        return _WritePlan(path, shown_path, data, header, diff_texts("", "", shown_path), True)
+        same = diff_texts("", "", shown_path)
+        return _remember(ctx, args, _WritePlan(path, shown_path, data, header, same, True, basis))
     diff = diff_texts(decode_file_text(previous), content, shown_path)
     header = REPLACED_HEADER.format(
         path=shown_path, added=diff.added, removed=diff.removed, first=diff.first_changed_line
     )
-    return _WritePlan(path, shown_path, data, header, diff, unchanged=False)
+    return _remember(ctx, args, _WritePlan(path, shown_path, data, header, diff, False, basis))
+
+
+def _remember(ctx: ToolContext, args: dict[str, Any], plan: _WritePlan) -> _WritePlan:
+    ctx.memo[NAME] = (args, plan.path, plan.basis, plan)
+    return plan
