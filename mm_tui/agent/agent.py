@@ -31,7 +31,7 @@ from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.port import PermissionMode, PermissionState, TopLineView
 from mm_tui.agent.project_instructions import load_project_instructions
 from mm_tui.agent.prompts import system_prompt
-from mm_tui.agent.session import Session, SessionStore, new_session_id
+from mm_tui.agent.session import Session, SessionInfo, SessionStore, new_session_id
 from mm_tui.agent.tool_calls import ToolRunner
 from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 from mm_tui.agent.turn_signals import TurnSignals
@@ -200,6 +200,28 @@ class Agent:
     def new_session(self) -> None:
         """`/new`: a fresh history and a reset loop detector (SPEC §5)."""
         self.conversation.start_new()
+        self.detector.reset()
+        self.budget.reset()
+
+    def list_sessions(self, *, everywhere: bool = False) -> list[SessionInfo]:
+        """Sessions of this directory (of every directory with `everywhere`), most recent
+        first: id, directory, started, first message, messages, size."""
+        return self.store.list_sessions(None if everywhere else self.cwd)
+
+    def open_session(self, session: str) -> list[Notice]:
+        """Go on in another session (a copy when another process writes it); the loop
+        detector and the context count start afresh. Returns the lines to say."""
+        notices = self.conversation.switch(session)
+        self._after_switch()
+        return notices
+
+    def fork_session(self, session: str) -> list[Notice]:
+        """Go on in a copy of a session, the original left as it is."""
+        notices = self.conversation.switch(session, fork=True)
+        self._after_switch()
+        return notices
+
+    def _after_switch(self) -> None:
         self.detector.reset()
         self.budget.reset()
 

@@ -70,6 +70,29 @@ class Conversation:
         self.session, self._log = session, opened.log
         return notices
 
+    def switch(self, target: str, *, fork: bool = False) -> list[Notice]:
+        """Leave this session (its file released) for another one, or a fork of it (the
+        window's session picker). When `target` cannot be opened, nothing changes."""
+        notices: list[Notice] = []
+        if not fork and target == self.session.id:
+            return [Notice("info", f"already in session {target}")]
+        try:
+            opened = self.store.fork(target) if fork else self._open_or_fork(target, notices)
+        except (SessionError, OSError) as exc:
+            log.debug("session %s could not be opened", target, exc_info=True)
+            return [Notice("error", f"{exc} — staying in this session")]
+        self.close()
+        self.session, self._log = opened.session, opened.log
+        notices += [Notice("warning", text) for text in opened.notices]
+        if opened.unfinished:
+            notices.append(Notice("warning", "the session stopped in the middle of a tool call"))
+        verb = "forked" if fork else "opened"
+        notices.append(
+            Notice("info", f"{verb} session {target} ({len(self.session.messages)} messages)"
+                   + (f" as {self.session.id}" if fork else ""))
+        )  # fmt: skip
+        return notices
+
     def _open_or_fork(self, target: str, notices: list[Notice]) -> OpenedSession:
         try:
             return self.store.open(target)

@@ -3,9 +3,9 @@ a directory's sessions without opening every session file (issue 15).
 
 One JSON Lines file per directory (`index/<hash of the directory>.jsonl`): each line is the
 latest word on one session (id, directory, started, first message, messages, last update); a
-reader keeps the last line per id. Lines are appended (one `write` on `O_APPEND`, so two
-processes never interleave within a line) and the file is rewritten whole, atomically, when it
-holds four times more lines than sessions. A torn or unreadable line is skipped.
+reader keeps the last line per id. Lines are appended (one `write` on `O_APPEND`, under the
+index's lock) and the file is rewritten whole, atomically, when it holds four times more lines
+than sessions. A torn or unreadable line is skipped.
 
 Sessions written before the index existed are found by one scan of the sessions directory, the
 first time the index is used; `.built` marks that it was done.
@@ -13,6 +13,7 @@ first time the index is used; `.built` marks that it was done.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 FIRST_MESSAGE_CHARS = 200
 REWRITE_FACTOR = 4
+REWRITE_AFTER_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -73,14 +75,21 @@ class SessionIndex:
         path = self.file_for(info.cwd)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            # One lock for the whole index, held for an append or a rewrite: a rewrite (which
+            # replaces the file) never drops a line another process was appending.
+            lock = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
-                os.write(descriptor, line)
-                size = os.fstat(descriptor).st_size
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(descriptor, line)
+                    size = os.fstat(descriptor).st_size
+                finally:
+                    os.close(descriptor)
+                if size > REWRITE_AFTER_BYTES:
+                    self._maybe_rewrite(path)
             finally:
-                os.close(descriptor)
-            if size > 64 * 1024:
-                self._maybe_rewrite(path)
+                os.close(lock)  # releases the lock
         except OSError:  # the index is a cache: a session is never lost for it
             log.debug("could not update the session index %s", path, exc_info=True)
 

@@ -281,3 +281,53 @@ def test_the_index_lists_a_directorys_sessions_for_the_picker(tmp_path: Path) ->
     assert forked.log is not None
     forked.log.close()
     assert store.latest_for(Path("/project/a")).id == forked.session.id  # type: ignore[union-attr]
+
+
+def test_the_window_lists_opens_and_forks_sessions_through_the_agent(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    agent, _ = make_agent()
+    agent.run_turn("first task")
+    first = agent.session.id
+    agent.new_session()
+    agent.run_turn("second task")
+    second = agent.session.id
+
+    listed = agent.list_sessions()
+    assert [(i.id, i.first_message, i.messages) for i in listed] == [
+        (second, "second task", 3),
+        (first, "first task", 3),
+    ]
+    assert agent.open_session(second) == [Notice("info", f"already in session {second}")]
+    [said] = agent.open_session(first)
+    assert said == Notice("info", f"opened session {first} (3 messages)")
+    assert agent.session.id == first and agent.messages[1]["content"] == "first task"
+    agent.run_turn("more on the first")
+    assert "first task" in json.dumps(model_server.requests[-1]["messages"])
+
+    notices = agent.fork_session(second)
+    assert agent.session.forked_from == second and agent.session.id not in (first, second)
+    assert notices[-1].text.startswith(f"forked session {second} (3 messages) as ")
+    [bad] = agent.open_session("no-such-session")
+    assert bad.level == "error" and "staying in this session" in bad.text
+    assert agent.session.forked_from == second  # nothing changed
+    agent.close()
+    assert SessionStore(agent.session_path.parent).open(first).log is not None  # released
+
+
+def test_the_index_is_rewritten_when_it_grows_and_keeps_the_latest_of_each_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mm_tui.agent import session_index
+
+    monkeypatch.setattr(session_index, "REWRITE_AFTER_BYTES", 500)
+    store = SessionStore(tmp_path)
+    session = new_session(store, "busy", "/p", "hello")
+    for n in range(40):
+        session.history.append({"role": "assistant", "content": f"answer {n}"})
+        store.note(session)
+    index_file = store.index.file_for("/p")
+    assert index_file.read_bytes().count(b"\n") < 20  # rewritten, not 41 lines
+    [info] = store.list_sessions(Path("/p"))
+    assert (info.id, info.messages) == ("busy", 42)
