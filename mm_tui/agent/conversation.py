@@ -9,6 +9,7 @@ file is created with the first message, synced at the end of every turn and at c
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ class Conversation:
         self._fresh = fresh
         self.session: Session = fresh()  # until `open` finds the one asked for
         self._log: SessionLog | None = None
+        self._closed = False  # mm-tui is ending: nothing more is written
+        self._lock = threading.Lock()  # the worker writes, the UI thread may close
 
     # -- opening ------------------------------------------------------------------------
 
@@ -81,7 +84,7 @@ class Conversation:
         except (SessionError, OSError) as exc:
             log.debug("session %s could not be opened", target, exc_info=True)
             return [Notice("error", f"{exc} — staying in this session")]
-        self.close()
+        self._release()
         self.session, self._log = opened.session, opened.log
         notices += [Notice("warning", text) for text in opened.notices]
         if opened.unfinished:
@@ -108,15 +111,24 @@ class Conversation:
 
     def start_new(self) -> None:
         """`/new`: a fresh session (the old file stays as it is, its lock released)."""
-        self.close()
+        self._release()
         self.session = self._fresh()
 
     def close(self) -> None:
+        """mm-tui ends: sync and release the file. A turn still running in a worker (the
+        person quit mid-turn) writes nothing after this; its calls get results on resume."""
+        with self._lock:
+            self._closed = True
+        self._release()
+
+    def _release(self) -> None:
         """Sync and release the file (its lock); the index learns the latest."""
-        if self._log is not None:
+        with self._lock:
+            if self._log is None:
+                return
             self._log.close()
             self._log = None
-            self.store.note(self.session)
+        self.store.note(self.session)
 
     @property
     def path(self) -> Path:
@@ -182,29 +194,38 @@ class Conversation:
         usage = self.session.usage
         usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + summary.prompt_tokens
         usage["completion_tokens"] = usage.get("completion_tokens", 0) + summary.completion_tokens
-        self._write([{"type": "totals", "counters": counters, "usage": usage}])
+        self._write([{"type": "totals", "counters": counters, "usage": usage}], sync=True)
         if self._log is not None:
-            try:
-                self._log.sync()
-            except OSError as exc:
-                self._failed(exc)
             self.store.note(self.session)
 
     def _create(self) -> None:
-        try:
-            self._log = self.store.create(self.session)
-        except OSError as exc:
-            self._failed(exc)
+        with self._lock:
+            if self._closed:
+                log.debug("session %s: closed, not created", self.session.id)
+                return
+            try:
+                self._log = self.store.create(self.session)
+            except OSError as exc:
+                self._failed(exc)
 
-    def _write(self, records: list[dict[str, Any]]) -> None:
-        """Append lines; a failure is said as a notice, never raised into the turn."""
+    def _write(self, records: list[dict[str, Any]], *, sync: bool = False) -> None:
+        """Append lines (and sync them: the end of a turn); a failure is said as a notice,
+        never raised into the turn."""
         if self._log is None:
             self._create()  # the new file holds the whole session, these lines' news included
             return
-        try:
-            self._log.append(records)
-        except OSError as exc:
-            self._failed(exc)
+        with self._lock:
+            if self._closed or self._log is None:
+                log.debug(
+                    "session %s: closed, %d line(s) not written", self.session.id, len(records)
+                )
+                return
+            try:
+                self._log.append(records)
+                if sync:
+                    self._log.sync()
+            except OSError as exc:
+                self._failed(exc)
 
     def _failed(self, exc: OSError) -> None:
         log.debug("could not write session %s", self.session.id, exc_info=True)

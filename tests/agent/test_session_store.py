@@ -331,3 +331,18 @@ def test_the_index_is_rewritten_when_it_grows_and_keeps_the_latest_of_each_sessi
     assert index_file.read_bytes().count(b"\n") < 20  # rewritten, not 41 lines
     [info] = store.list_sessions(Path("/p"))
     assert (info.id, info.messages) == ("busy", 42)
+
+
+def test_after_close_a_turn_still_running_writes_nothing_and_raises_nothing(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(Reply(text="one"))
+    agent, events = make_agent()
+    agent.run_turn("hello")
+    agent.close()  # the person quit while a worker still held the agent
+    size = agent.session_path.stat().st_size
+    agent.conversation.append({"role": "assistant", "content": "late"})
+    agent.conversation.add_error("model", "late too")
+    assert agent.session_path.stat().st_size == size
+    assert not [n for n in events.of(Notice) if n.level == "error"]
+    assert SessionStore(agent.session_path.parent).open(agent.session.id).log is not None
