@@ -1,37 +1,45 @@
-"""The six actions of the `lsp` tool against one started server (SPEC §4).
+"""The reading actions of the `lsp` tool against one started server (SPEC §4).
 
 Each action gets a file already synced from disk and, for the positional ones, the places
 to try in order (see symbols.py); it asks until the server answers something, and returns
-the text for the model. Failures are text too: a tool never raises (SPEC §1).
+the text for the model. Every action waits (bounded) for the server to be ready, and asks
+again when an answer came while the server was still loading and looks like it: nothing
+found, an error, or only an import line of the asked file (typescript-language-server answers
+the import instead of the definition until its project is loaded). Failures are text too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
-import json
+import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure
-from mm_tui.lsp.documents import SyncedDocument, read_text
+from mm_tui.lsp.documents import SyncedDocument
+from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import (
+    Place,
     SourceLines,
-    diagnostic_lines,
-    display_path,
     hover_text,
     location_lines,
     places_of,
+    range_start,
     symbol_lines,
 )
-from mm_tui.lsp.symbols import Occurrence
+from mm_tui.lsp.symbols import Occurrence, identifier_at
 from mm_tui.lsp.text import split_lines, to_wire_column
-from mm_tui.lsp.workspace_edit import EditRefused, changes_diff, plan_changes, write_changes
 
 #: At most this many occurrences of a symbol are tried before giving up.
 MAX_TRIES = 8
+#: How long to wait for news between two tries while a young server loads unsaid.
+_RETRY_PAUSE = 0.5
+#: An import or include statement, in the common languages.
+_IMPORT_LINE = re.compile(r"^\s*(import\b|from\s+\S+\s+import\b|#\s*include\b|use\b|using\b)")
 
 NOTHING_FOUND = {
     "definition": "[lsp: no definition found for the symbol at {place}]",
@@ -50,18 +58,10 @@ PROVIDERS = {
     "rename": ("renameProvider", "textDocument/rename"),
 }
 REFERENCES_HEADER = "{count} reference(s):"
+EMPTY, IMPORT_ONLY, LOCAL_ONLY = "empty", "import-only", "local-only"
+#: Doubts that hold while the server is young even when it does not say it is loading.
+_YOUNG_DOUBTS = (IMPORT_ONLY, LOCAL_ONLY)
 NO_SYMBOLS = "no symbols in {path}"
-DIAGNOSTICS_HEADER = "{count} diagnostic(s) in {path}{suffix}:"
-CLEAN = "no diagnostics: {path} is clean{suffix}"
-AS_LAST_PUBLISHED = " (as last published)"
-NO_PUBLICATION = (
-    "no diagnostics received for {path} within {seconds:g}s "
-    "({server} may still be analysing the project; call diagnostics again)"
-)
-RENAMED = "renamed to {new_name}: {edits} edit(s) in {files} file(s)"
-RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
-RENAME_FILE_LINE = "{path}: {edits} edit(s)"
-RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,9 @@ class ActionContext:
     path: Path
     shown: str  # the file's path as the model reads it
     document: SyncedDocument
+    #: Set by an answer that looks like a loading server's (see the module's docstring):
+    #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too.
+    unsure: list[str] = field(default_factory=lambda: [""])
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -93,11 +96,39 @@ class ActionContext:
             "position": {"line": occurrence.line, "character": character},
         }
 
+    def name_at(self, occurrence: Occurrence) -> str:
+        """The identifier the occurrence points into, as the file has it."""
+        lines = self.lines
+        return identifier_at(lines[occurrence.line], occurrence.column) if lines else ""
+
     def sources(self) -> SourceLines:
-        return SourceLines({self.document.key: self.document.text})
+        return SourceLines({self.document.key: self.document.text}, self.connection.disk)
+
+    def places(self, answer: Any, name: str) -> list[Place]:
+        """The places of a location answer, its columns checked against `name` first."""
+        sources = self.sources()
+        self.connection.check_encoding(location_spans(answer, sources), name)
+        return places_of(answer, sources, self.connection.encoding)
 
 
-async def _first_answer(
+def location_spans(answer: Any, sources: SourceLines) -> list[Span]:
+    """The one-line ranges of a location answer, with their lines: what encoding_check reads."""
+    from mm_tui.lsp.documents import path_of_uri
+
+    spans: list[Span] = []
+    for item in answer if isinstance(answer, list) else [answer] if answer else []:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("uri", item.get("targetUri"))
+        where = item.get("range", item.get("targetSelectionRange"))
+        start = range_start(where)
+        end = range_start({"start": where.get("end")}) if isinstance(where, dict) else None
+        if isinstance(uri, str) and start and end and start[0] == end[0]:
+            spans.append((sources.line(path_of_uri(uri), start[0]), start[1], end[1]))
+    return spans
+
+
+async def first_answer(
     context: ActionContext,
     action: str,
     targets: list[Occurrence],
@@ -122,135 +153,100 @@ async def _first_answer(
     return Failed(NOTHING_FOUND[action].format(place=place))
 
 
+async def when_ready(
+    context: ActionContext, attempt: Callable[[], Awaitable[Text | Failed]]
+) -> Text | Failed:
+    """`attempt` once the server is ready, again while its answers look like loading ones.
+
+    Bounded: the indexing time limit for the first wait, and once more from the first
+    doubtful answer (a loading server may hold the first request for seconds).
+    """
+    connection, state = context.connection, context.connection.state
+    loop = asyncio.get_running_loop()
+    await state.wait_until_indexed(connection.timeouts.indexing)
+    deadline: float | None = None
+    while True:
+        was_loading = state.loading
+        context.unsure[0] = ""
+        answer = await attempt()
+        doubtful = isinstance(answer, Failed) or bool(context.unsure[0])
+        young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
+        loading = was_loading or state.loading or young
+        if not (doubtful and loading) or connection.exited:
+            return answer
+        deadline = deadline or loop.time() + connection.timeouts.indexing
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return answer
+        if state.loading:
+            await state.wait_until_indexed(remaining)
+        else:
+            await state.wait_for_news(min(_RETRY_PAUSE, remaining))
+
+
+def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> bool:
+    """Whether every place is an import line of the asked file (a loading server's answer)."""
+    key = context.document.key
+    return bool(places) and all(
+        str(place.path) == key
+        and place.line < len(context.lines)
+        and _IMPORT_LINE.match(context.lines[place.line]) is not None
+        for place in places
+    )
+
+
 async def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    async def ask(occurrence: Occurrence) -> Text | Failed | None:
+    async def ask(occurrence: Occurrence) -> Text | None:
         found = await context.connection.request(
             "textDocument/definition", context.text_position(occurrence)
         )
-        sources = context.sources()
-        places = places_of(found, sources, context.connection.encoding)
-        return Text("\n".join(location_lines(places, context.root, sources))) if places else None
+        places = context.places(found, context.name_at(occurrence))
+        if not places:
+            return None
+        context.unsure[0] = IMPORT_ONLY if only_imports_of_the_file(context, places) else ""
+        return Text("\n".join(location_lines(places, context.root, context.sources())))
 
-    return await _first_answer(context, "definition", targets, ask)
+    return await when_ready(context, lambda: first_answer(context, "definition", targets, ask))
 
 
 async def references(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    await context.connection.wait_until_indexed()
-
-    async def ask(occurrence: Occurrence) -> Text | Failed | None:
+    async def ask(occurrence: Occurrence) -> Text | None:
         params = {**context.text_position(occurrence), "context": {"includeDeclaration": True}}
         found = await context.connection.request("textDocument/references", params)
-        sources = context.sources()
-        places = places_of(found, sources, context.connection.encoding)
+        places = context.places(found, context.name_at(occurrence))
         if not places:
             return None
+        # Uses in the asked file only, from a server just started: it may not have read the
+        # project yet (typescript-language-server, clangd's background index).
+        local = all(str(place.path) == context.document.key for place in places)
+        context.unsure[0] = LOCAL_ONLY if local else ""
         header = REFERENCES_HEADER.format(count=len(places))
-        return Text("\n".join([header, *location_lines(places, context.root, sources)]))
+        lines = location_lines(places, context.root, context.sources())
+        return Text("\n".join([header, *lines]))
 
-    return await _first_answer(context, "references", targets, ask)
+    return await when_ready(context, lambda: first_answer(context, "references", targets, ask))
 
 
 async def hover(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    async def ask(occurrence: Occurrence) -> Text | Failed | None:
+    async def ask(occurrence: Occurrence) -> Text | None:
         found = await context.connection.request(
             "textDocument/hover", context.text_position(occurrence)
         )
         text = hover_text(found)
         return Text(text) if text else None
 
-    return await _first_answer(context, "hover", targets, ask)
+    return await when_ready(context, lambda: first_answer(context, "hover", targets, ask))
 
 
 async def symbols(context: ActionContext) -> Text | Failed:
-    params = {"textDocument": {"uri": context.document.uri}}
-    try:
-        found = await context.connection.request("textDocument/documentSymbol", params)
-    except ServerFailure as failure:
-        return context.failed("symbols", str(failure))
-    lines = symbol_lines(found)
-    return Text("\n".join(lines) if lines else NO_SYMBOLS.format(path=context.shown))
-
-
-async def diagnostics(context: ActionContext) -> Text | Failed:
-    """Pulled when the server offers it, else the pushed ones, waiting up to 3 s (SPEC §4)."""
-    connection, document = context.connection, context.document
-    # A fresh server may register pull diagnostics and apply its settings only once it has
-    # scanned the project: asking before would wait for pushes that never come.
-    await connection.wait_until_indexed()
-    suffix = ""
-    if connection.offers("diagnosticProvider", "textDocument/diagnostic"):
-        params = {"textDocument": {"uri": document.uri}}
+    async def attempt() -> Text | Failed:
+        params = {"textDocument": {"uri": context.document.uri}}
         try:
-            report = await connection.request("textDocument/diagnostic", params)
+            found = await context.connection.request("textDocument/documentSymbol", params)
         except ServerFailure as failure:
-            return context.failed("diagnostics", str(failure))
-        items = report.get("items") if isinstance(report, dict) else None
-        found = (
-            [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-        )
-    else:
-        timeout = connection.timeouts.diagnostics
-        publication = connection.publication_for(document.key, document.version)
-        if not document.changed and publication is not None:
-            suffix = AS_LAST_PUBLISHED
-        else:
-            publication = await connection.wait_for_publication(
-                document.key, document.version, timeout
-            )
-        if publication is None:
-            return Text(
-                NO_PUBLICATION.format(path=context.shown, seconds=timeout, server=connection.name)
-            )
-        found = publication.diagnostics
-    lines = diagnostic_lines(found, context.shown, context.lines, connection.encoding)
-    if not lines:
-        return Text(CLEAN.format(path=context.shown, suffix=suffix))
-    header = DIAGNOSTICS_HEADER.format(count=len(lines), path=context.shown, suffix=suffix)
-    return Text("\n".join([header, *lines]))
+            return context.failed("symbols", str(failure))
+        lines = symbol_lines(found)
+        context.unsure[0] = "" if lines else EMPTY
+        return Text("\n".join(lines) if lines else NO_SYMBOLS.format(path=context.shown))
 
-
-def needs_new_name(shown: str, symbol: str) -> str:
-    """The refusal of a rename without a new name, with the call to make instead."""
-    call = (
-        f'{{"action": "rename", "path": {json.dumps(shown)}, "symbol": {json.dumps(symbol)}, '
-        f'"new_name": "<the new identifier>"}}'
-    )
-    return f"[lsp: rename needs new_name — call lsp again with {call}; do not use edit_file for a rename]"
-
-
-async def rename(
-    context: ActionContext, targets: list[Occurrence], new_name: str, *, write: bool
-) -> Text | Failed:
-    """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
-    connection = context.connection
-    await connection.wait_until_indexed()  # every file that uses the name must be known
-
-    async def ask(occurrence: Occurrence) -> Text | Failed | None:
-        params = {**context.text_position(occurrence), "newName": new_name}
-        edit = await connection.request("textDocument/rename", params)
-        try:
-            changes = plan_changes(edit, context.root, connection.encoding)
-        except EditRefused as refusal:
-            return Failed(RENAME_REFUSED.format(reason=refusal))
-        if not changes:
-            return None
-        diff = changes_diff(changes, context.root)
-        if write:
-            try:
-                write_changes(changes)
-            except OSError as error:
-                return context.failed("rename", f"writing {error.filename}: {error.strerror}")
-            for change in changes:  # the server sees the renamed code at once
-                connection.documents.sync(change.path, read_text(change.path))
-        template = RENAMED if write else RENAME_PREVIEW
-        total = sum(change.edit_count for change in changes)
-        lines = [template.format(new_name=new_name, edits=total, files=len(changes))]
-        for change in sorted(changes, key=lambda c: display_path(c.path, context.root)):
-            lines.append(
-                RENAME_FILE_LINE.format(
-                    path=display_path(change.path, context.root), edits=change.edit_count
-                )
-            )
-        return Text("\n".join(lines), diff=diff)
-
-    return await _first_answer(context, "rename", targets, ask)
+    return await when_ready(context, attempt)

@@ -29,7 +29,7 @@ CLIENT_CAPABILITIES = types.ClientCapabilities(
         ),
     ),
     text_document=types.TextDocumentClientCapabilities(
-        synchronization=types.TextDocumentSyncClientCapabilities(did_save=False),
+        synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
         definition=types.DefinitionClientCapabilities(link_support=True),
         references=types.ReferenceClientCapabilities(),
         hover=types.HoverClientCapabilities(

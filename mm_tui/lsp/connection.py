@@ -12,11 +12,11 @@ import contextlib
 import itertools
 import logging
 import os
-import re
 import signal
 import threading
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,14 @@ from pygls.client import JsonRPCClient
 from pygls.io_ import run_async
 
 from mm_tui.lsp.capabilities import CLIENT_CAPABILITIES
-from mm_tui.lsp.documents import OpenDocuments, path_of_uri
+from mm_tui.lsp.disk import DiskTexts
+from mm_tui.lsp.documents import OpenDocuments
+from mm_tui.lsp.encoding_check import Span, announced_encoding, verified_encoding
 from mm_tui.lsp.raw_protocol import RawJsonProtocol
 from mm_tui.lsp.server_requests import ServerRequestHandlers
+from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
-from mm_tui.lsp.text import POSITION_ENCODINGS, UTF16, UTF32
+from mm_tui.lsp.text import UTF16
 from mm_tui.support.process_group import group_alive, signal_group, wait_group_gone
 
 # pygls reports server oddities through `logging`; with no handler at all Python would print
@@ -38,14 +41,6 @@ from mm_tui.support.process_group import group_alive, signal_group, wait_group_g
 logging.getLogger("pygls").addHandler(logging.NullHandler())
 log = logging.getLogger(__name__)
 
-#: Servers that count columns in code points whatever they announce (SPEC §6).
-_CODE_POINT_SERVERS = frozenset({"pylsp", "pyls", "jedi-language-server"})
-#: Servers that list the project's files after `initialized` without a progress report, and
-#: the log line that says they are done: before it, references see only the open files.
-_PROJECT_SCAN_DONE = {
-    name: re.compile(r"^(Found \d+ source files?|No source files found)")
-    for name in ("basedpyright", "pyright")
-}
 _STDERR_LINES_KEPT = 40
 
 
@@ -75,29 +70,23 @@ class Timeouts:
     exit_wait: float = 0.5
 
 
-@dataclass(frozen=True)
-class Publication:
-    """Diagnostics a server pushed for one file, and which of our versions they followed."""
-
-    diagnostics: list[dict[str, Any]]
-    version: int | None
-    after_version: int
-
-
 class ServerConnection:
     """A started server: its process, capabilities, open documents, pushed diagnostics."""
 
-    def __init__(self, spec: LspServerSpec, root: Path, timeouts: Timeouts) -> None:
+    def __init__(
+        self, spec: LspServerSpec, root: Path, timeouts: Timeouts, disk: DiskTexts | None = None
+    ) -> None:
         self.spec = spec
         self.root = root
         self.timeouts = timeouts
         self.capabilities: dict[str, Any] = {}
         self.encoding = UTF16
-        self.documents = OpenDocuments(self)
-        self.publications: dict[str, Publication] = {}
-        self.registrations: dict[str, Any] = {}
+        self.disk = disk or DiskTexts()
+        self.documents = OpenDocuments(self, self.disk)
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
+        self.state = ServerState(self.documents.version_of, lambda: self.exited, self.stderr_tail)
         self.process: asyncio.subprocess.Process | None = None
+        self.started_at: float | None = None  # time.monotonic() when it answered initialize
         self._client = JsonRPCClient(protocol_cls=RawJsonProtocol)
         protocol = self._client.protocol
         assert isinstance(protocol, RawJsonProtocol)
@@ -106,9 +95,6 @@ class ServerConnection:
         self._stop_reading = threading.Event()
         self._tasks: list[asyncio.Task[Any]] = []
         self._exited: asyncio.Future[None] | None = None  # resolved when the process ends
-        self._changed = asyncio.Event()  # set and replaced on each publication or progress
-        self._progress: set[str | int] = set()
-        self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
         self._initialized = False
         self._stderr_task: asyncio.Task[None] | None = None
         ServerRequestHandlers(self).register(self._client)
@@ -168,6 +154,7 @@ class ServerConnection:
             await self.stop()
             raise
         self._initialized = True
+        self.started_at = time.monotonic()
         self._adopt_capabilities(result if isinstance(result, dict) else {})
         self.notify("initialized", types.InitializedParams())
         if self.spec.settings:
@@ -191,14 +178,25 @@ class ServerConnection:
         self.capabilities = capabilities if isinstance(capabilities, dict) else {}
         server_info = result.get("serverInfo")
         server_name = server_info.get("name", "") if isinstance(server_info, dict) else ""
-        self._scan_done = _PROJECT_SCAN_DONE.get(server_name.lower())
+        self.state.expect_scan(server_name, self.spec.command[0])
         negotiated = self.capabilities.get("positionEncoding")
-        if negotiated in POSITION_ENCODINGS:
-            self.encoding = negotiated
-        elif server_name in _CODE_POINT_SERVERS or (
-            Path(self.spec.command[0]).name in _CODE_POINT_SERVERS
-        ):
-            self.encoding = UTF32
+        self.encoding = announced_encoding(negotiated, server_name, self.spec.command[0])
+
+    def check_encoding(self, spans: Iterable[Span], name: str) -> bool:
+        """Adopt the encoding the server really counts in, if its answer shows another one
+        (encoding_check.py); True when it changed."""
+        better = verified_encoding(spans, name, self.encoding)
+        if better is None:
+            return False
+        log.info("%s counts columns in %s, not %s: adopted", self.name, better, self.encoding)
+        self.encoding = better
+        return True
+
+    @property
+    def young(self) -> bool:
+        """Started less than an indexing time limit ago: it may still be loading unsaid."""
+        started = self.started_at
+        return started is not None and time.monotonic() - started < self.timeouts.indexing
 
     async def stop(self) -> None:
         """`shutdown`, `exit`, then the process group; each step under a time limit."""
@@ -234,7 +232,7 @@ class ServerConnection:
         await process.wait()
         if self._exited is not None and not self._exited.done():
             self._exited.set_result(None)
-        self._signal_change()
+        self.state.signal_change()
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
         """Drain stderr continuously: a server blocked on a full pipe answers nothing."""
@@ -308,82 +306,8 @@ class ServerConnection:
         """Send a notification (fire and forget)."""
         self._protocol.notify(method, params)
 
-    # ---- what the server tells us ----------------------------------------------------------
-
-    def _signal_change(self) -> None:
-        """Wake every waiter: a publication, a progress step or the exit happened."""
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    def record_publication(self, params: dict[str, Any]) -> None:
-        uri = params.get("uri")
-        diagnostics = params.get("diagnostics")
-        if not isinstance(uri, str) or not isinstance(diagnostics, list):
-            return
-        key = str(path_of_uri(uri))
-        version = params.get("version")
-        self.publications[key] = Publication(
-            diagnostics=[d for d in diagnostics if isinstance(d, dict)],
-            version=version if isinstance(version, int) else None,
-            after_version=self.documents.version_of(key),
-        )
-        self._signal_change()
-
-    def record_progress(self, params: dict[str, Any]) -> None:
-        token, value = params.get("token"), params.get("value")
-        if not isinstance(value, dict) or not isinstance(token, str | int):
-            return
-        if value.get("kind") == "begin":
-            self._progress.add(token)
-        elif value.get("kind") == "end":
-            self._progress.discard(token)
-        self._signal_change()
-
-    def record_log(self, message: str) -> None:
-        """A `window/logMessage` line: kept for failure reports, watched for a scan's end."""
-        self.stderr_tail.append(message.rstrip())
-        if self._scan_done is not None and self._scan_done.match(message):
-            self._scan_done = None
-            self._signal_change()
-
-    async def _wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
-        """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not condition():
-            remaining = deadline - loop.time()
-            if remaining <= 0 or self.exited:
-                return False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
-        return True
-
-    def publication_for(self, key: str, version: int) -> Publication | None:
-        """The latest publication for `key` if it follows our `version` of the file."""
-        publication = self.publications.get(key)
-        if publication is None or publication.after_version < version:
-            return None
-        if publication.version is not None and publication.version < version:
-            return None  # a late answer about an older content (pylsp's debounced lint)
-        return publication
-
-    async def wait_for_publication(
-        self, key: str, version: int, timeout: float
-    ) -> Publication | None:
-        """The first publication for `key` that follows our `version` of it, within `timeout`."""
-        await self._wait_until(lambda: self.publication_for(key, version) is not None, timeout)
-        return self.publication_for(key, version)
-
-    async def wait_until_indexed(self) -> None:
-        """Wait (bounded) until the server knows the project's files and every progress it
-        began has ended: cross-file queries asked earlier miss files (SPEC §6)."""
-        await self._wait_until(
-            lambda: not self._progress and self._scan_done is None, self.timeouts.indexing
-        )
-        self._scan_done = None  # its end line never came (another wording?): wait only once
-
     def offers(self, provider: str, method: str) -> bool:
         """Whether the server announced a capability (`renameProvider`) or registered its
         method (`textDocument/rename`) since."""
         value = self.capabilities.get(provider)
-        return (value is not None and value is not False) or method in self.registrations
+        return (value is not None and value is not False) or self.state.registered(method)

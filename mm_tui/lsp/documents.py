@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 
 from mm_tui.lsp.defaults import language_id
+from mm_tui.lsp.disk import DiskTexts
 
 _SYNC_NONE = 0  # TextDocumentSyncKind.None: the server wants no changes, only open/close
 
@@ -55,11 +56,6 @@ def path_of_uri(uri: str) -> Path:
     return real_path(unquote(urlparse(uri).path))
 
 
-def read_text(path: Path) -> str:
-    """A file's text as sent to a server; undecodable bytes become U+FFFD."""
-    return path.read_bytes().decode("utf-8", "replace")
-
-
 class DocumentChannel(Protocol):
     """The part of a server connection documents are sent through (no import cycle)."""
 
@@ -72,46 +68,93 @@ class DocumentChannel(Protocol):
 class OpenDocuments:
     """The files one server has open, with the version and text it last received."""
 
-    def __init__(self, connection: DocumentChannel) -> None:
+    def __init__(self, connection: DocumentChannel, disk: DiskTexts) -> None:
         self._connection = connection
+        self._disk = disk
         self._open: dict[str, tuple[int, str]] = {}
 
     def version_of(self, key: str) -> int:
         """Our latest version of a file (0 when never sent)."""
         return self._open.get(key, (0, ""))[0]
 
-    def sync(self, path: Path, text: str) -> SyncedDocument:
-        """Send `text` as the content of `path` if the server does not have it yet."""
+    def sync(self, path: Path, text: str, *, again: bool = False) -> SyncedDocument:
+        """Send `text` as the content of `path` if the server does not have it yet (or
+        `again`: a new version of the same text, so the server analyses it anew)."""
         key = str(real_path(path))
         uri = uri_of(key)
         known = self._open.get(key)
-        if known is not None and known[1] == text:
+        if known is not None and known[1] == text and not again:
             return SyncedDocument(uri, key, text, known[0], changed=False)
         if known is None:
             version = 1
             self._connection.notify("textDocument/didOpen", _opened(uri, Path(key), version, text))
-        elif self._change_kind() == _SYNC_NONE:
-            version = known[0] + 1
-            closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
-            self._connection.notify("textDocument/didClose", closed)
-            self._connection.notify("textDocument/didOpen", _opened(uri, Path(key), version, text))
         else:
             version = known[0] + 1
+            self._send_change(uri, Path(key), version, text)
+        self._open[key] = (version, text)
+        return SyncedDocument(uri, key, text, version, changed=True)
+
+    def refresh(self, asked: str) -> bool:
+        """Re-send every other open file whose content moved on disk since it was sent (an
+        edit by bash, edit_file or the person's editor): the server answers about the project
+        as it is, not only about the file asked (issue 13). A deleted file is closed.
+
+        True when one was re-sent: the asked file may include it, and a server that keeps
+        its analysis of a file until that file changes (clangd's preamble) must be told."""
+        moved = False
+        for key in [key for key in self._open if key != asked]:
+            path = Path(key)
+            try:
+                text = self._disk.read(path)
+            except OSError:
+                closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri_of(key)))
+                self._connection.notify("textDocument/didClose", closed)
+                del self._open[key]
+                moved = True
+                continue
+            moved = self.sync(path, text).changed or moved
+        return moved
+
+    def _send_change(self, uri: str, path: Path, version: int, text: str) -> None:
+        if self._change_kind() == _SYNC_NONE:
+            closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+            self._connection.notify("textDocument/didClose", closed)
+            self._connection.notify("textDocument/didOpen", _opened(uri, path, version, text))
+        else:
             changed = types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
                 content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
             )
             self._connection.notify("textDocument/didChange", changed)
-        self._open[key] = (version, text)
-        return SyncedDocument(uri, key, text, version, changed=True)
+        save = self._save_option()
+        if save is not None:
+            # The change is already on disk: a server that rebuilds on save (clangd,
+            # rust-analyzer) hears it was saved, as an editor would tell it.
+            saved = types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri), text=text if save else None
+            )
+            self._connection.notify("textDocument/didSave", saved)
+
+    def _sync_options(self) -> Any:
+        return self._connection.capabilities.get("textDocumentSync")
 
     def _change_kind(self) -> int:
-        sync = self._connection.capabilities.get("textDocumentSync")
+        sync = self._sync_options()
         if isinstance(sync, int):
             return sync
         if isinstance(sync, dict) and isinstance(sync.get("change"), int):
             return int(sync["change"])
         return 1
+
+    def _save_option(self) -> bool | None:
+        """None: the server wants no didSave; else whether it wants the text with it."""
+        sync = self._sync_options()
+        save = sync.get("save") if isinstance(sync, dict) else None
+        if save is True:
+            return False
+        if isinstance(save, dict):
+            return bool(save.get("includeText"))
+        return None
 
 
 def _opened(uri: str, path: Path, version: int, text: str) -> types.DidOpenTextDocumentParams:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.documents import path_of_uri, real_path
 from mm_tui.lsp.text import from_wire_column, split_lines
 
@@ -71,21 +72,19 @@ def _display(path: str, root: str) -> str:
 
 
 class SourceLines:
-    """The lines of the files an answer points into, read from disk once per call."""
+    """The lines of the files an answer points into, read through the stat-first reader."""
 
-    def __init__(self, known: dict[str, str] | None = None) -> None:
+    def __init__(self, known: dict[str, str] | None = None, disk: DiskTexts | None = None) -> None:
+        self._disk = disk or DiskTexts()
         self._lines: dict[str, list[str]] = {
             key: split_lines(text) for key, text in (known or {}).items()
         }
 
     def line(self, path: Path, number: int) -> str:
         key = str(path)
-        if key not in self._lines:
-            try:
-                self._lines[key] = split_lines(path.read_bytes().decode("utf-8", "replace"))
-            except OSError:
-                self._lines[key] = []
-        lines = self._lines[key]
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = self._lines[key] = self._disk.lines(path)
         return lines[number] if 0 <= number < len(lines) else ""
 
 
@@ -205,7 +204,11 @@ def _flat_symbol_lines(items: list[dict[str, Any]]) -> list[str]:
 
 
 def diagnostic_lines(
-    diagnostics: Iterable[dict[str, Any]], shown: str, text_lines: list[str], encoding: str
+    diagnostics: Iterable[dict[str, Any]],
+    shown: str,
+    text_lines: list[str],
+    encoding: str,
+    root: Path | None = None,
 ) -> list[str]:
     """`<severity> path:line:column <message> [<source>]`, in file order."""
     found: list[tuple[int, int, str]] = []
@@ -214,12 +217,25 @@ def diagnostic_lines(
         source_line = text_lines[line] if line < len(text_lines) else ""
         column = from_wire_column(source_line, units, encoding)
         level = diagnostic.get("severity")
-        severity = (
-            _SEVERITIES.get(level, "error") if isinstance(level, int) else "error"
-        )  # unset: an error
-        message = " ".join(str(diagnostic.get("message", "")).split())
+        # Unset: an error.
+        severity = _SEVERITIES.get(level, "error") if isinstance(level, int) else "error"
+        message = readable_message(str(diagnostic.get("message", "")), root)
         source = diagnostic.get("source")
         source_part = f" [{source}]" if isinstance(source, str) and source else ""
         text = f"{severity} {shown}:{line + 1}:{column + 1} {message}{source_part}"
         found.append((line, column, text))
     return [text for _, _, text in sorted(found)]
+
+
+def readable_message(message: str, root: Path | None) -> str:
+    """A diagnostic's message on one line: its lines joined by "; " (pyright and clangd write
+    several), spaces collapsed, the project's absolute paths made relative (SPEC §4)."""
+    text = ""
+    for part in (" ".join(line.split()) for line in message.splitlines()):
+        if part:  # a line ending in ":" introduces the next one: no "; " between them
+            text += ("; " if text and not text.endswith(":") else " ") + part
+    text = text.strip()
+    if root is not None:
+        for prefix in {os.fspath(root), os.path.realpath(root)}:
+            text = text.replace(prefix.rstrip("/") + "/", "")
+    return text

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from pygls.client import JsonRPCClient
 
+from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 
 
@@ -38,13 +39,7 @@ class ServerListener(Protocol):
     def root(self) -> Path: ...
 
     @property
-    def registrations(self) -> dict[str, Any]: ...
-
-    def record_publication(self, params: dict[str, Any]) -> None: ...
-
-    def record_progress(self, params: dict[str, Any]) -> None: ...
-
-    def record_log(self, message: str) -> None: ...
+    def state(self) -> ServerState: ...
 
 
 class ServerRequestHandlers:
@@ -90,17 +85,19 @@ class ServerRequestHandlers:
 
     def register_capability(self, params: Any) -> None:
         for registration in _list(params, "registrations"):
-            method = registration.get("method")
+            method, key = registration.get("method"), registration.get("id")
             if isinstance(method, str):
-                self._connection.registrations[method] = registration.get("registerOptions")
+                key = key if isinstance(key, str) else method  # an id is required; be lenient
+                self._connection.state.register(key, method, registration.get("registerOptions"))
 
     def unregister_capability(self, params: Any) -> None:
         # The protocol misspells this field "unregisterations"; accept both spellings.
         for field in ("unregisterations", "unregistrations"):
             for registration in _list(params, field):
-                method = registration.get("method")
+                method, key = registration.get("method"), registration.get("id")
                 if isinstance(method, str):
-                    self._connection.registrations.pop(method, None)
+                    key = key if isinstance(key, str) else method
+                    self._connection.state.unregister(key, method)
 
     def show_message_request(self, params: Any) -> None:
         """No person is there to pick an action: keep the message, choose none."""
@@ -125,15 +122,15 @@ class ServerRequestHandlers:
 
     def publish_diagnostics(self, params: Any) -> None:
         if isinstance(params, dict):
-            self._connection.record_publication(params)
+            self._connection.state.record_publication(params)
 
     def progress(self, params: Any) -> None:
         if isinstance(params, dict):
-            self._connection.record_progress(params)
+            self._connection.state.record_progress(params)
 
     def log_message(self, params: Any) -> None:
         if isinstance(params, dict) and isinstance(params.get("message"), str):
-            self._connection.record_log(params["message"])
+            self._connection.state.record_log(params["message"])
 
 
 def _plain_function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -118,3 +118,13 @@ def find_occurrences(text: str, symbol: str, only_line: int | None = None) -> li
         if found:
             (comments if is_comment_line(line) else code).extend(found)
     return code + comments
+
+
+def identifier_at(line: str, column: int) -> str:
+    """The identifier of `line` that contains (or starts at) character `column`, else ""."""
+    for match in _IDENTIFIER.finditer(line):
+        if match.start() <= column < max(match.end(), match.start() + 1):
+            return match.group()
+        if match.start() > column:
+            break
+    return ""

@@ -23,10 +23,12 @@ from mm_tui.lsp.actions import ActionContext
 from mm_tui.lsp.answers import Answer, Failed, Interrupted, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
 from mm_tui.lsp.defaults import find_server_root, server_for, server_label
-from mm_tui.lsp.documents import read_text
+from mm_tui.lsp.diagnostics_action import diagnostics
+from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.loop import CallCancelled, LoopThread
 from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
+from mm_tui.lsp.rename_action import needs_new_name, rename
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, split_lines
@@ -71,6 +73,7 @@ class LspWorkspace:
         self._loop = LoopThread()
         self._connections: dict[tuple[str, Path], ServerConnection] = {}
         self._call_lock = threading.Lock()
+        self._disk = DiskTexts()
         self._closed = False
         atexit.register(self.close)  # no server outlives mm-tui, even without an explicit close
 
@@ -164,7 +167,7 @@ class LspWorkspace:
         path = self._resolve(query.path)
         shown = display_path(path, self.root)
         try:
-            text = read_text(path)  # the disk is the truth: read on every call (SPEC §1)
+            text = self._disk.read(path)  # the disk is the truth (SPEC §1); stat first
         except FileNotFoundError:
             return Failed(NO_SUCH_FILE.format(path=shown))
         except IsADirectoryError:
@@ -181,7 +184,7 @@ class LspWorkspace:
             if action == "rename":
                 symbol, new_name = symbol_and_new_name(query.symbol, query.new_name)
                 if not new_name:
-                    return Failed(actions.needs_new_name(shown, symbol or query.symbol.strip()))
+                    return Failed(needs_new_name(shown, symbol or query.symbol.strip()))
             else:
                 symbol = clean_symbol(query.symbol)
             found = _targets(action, text, shown, symbol, query.line, query.column)
@@ -195,6 +198,15 @@ class LspWorkspace:
         if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
             return Failed(actions.NOT_OFFERED.format(server=spec.name, action=action))
         document = connection.documents.sync(path, text)
+        if connection.documents.refresh(document.key) and not document.changed:
+            # Another open file moved (a header this one includes?): a new version of this
+            # one makes the server analyse it anew; a server that publishes its diagnostics
+            # is heard out first, its answers before that come from the old analysis
+            # (clangd's preamble).
+            document = connection.documents.sync(path, text, again=True)
+            await connection.state.wait_for_analysis(
+                document.key, document.version, self.timeouts.diagnostics
+            )
         context = ActionContext(connection, self.root, path, shown, document)
         if action == "definition":
             return await actions.definition(context, targets)
@@ -205,8 +217,8 @@ class LspWorkspace:
         if action == "symbols":
             return await actions.symbols(context)
         if action == "diagnostics":
-            return await actions.diagnostics(context)
-        return await actions.rename(context, targets, new_name, write=write)
+            return await diagnostics(context)
+        return await rename(context, targets, new_name, write=write)
 
     async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
@@ -218,7 +230,7 @@ class LspWorkspace:
         if connection is not None:
             del self._connections[key]
             await connection.stop()  # reap what is left of the dead one
-        connection = ServerConnection(spec, root, self.timeouts)
+        connection = ServerConnection(spec, root, self.timeouts, self._disk)
         try:
             await connection.start()
         except ServerFailure as failure:

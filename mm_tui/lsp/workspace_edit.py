@@ -10,16 +10,21 @@ server's columns converted from its position encoding.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import display_path
-from mm_tui.lsp.text import line_starts, offset_of
+from mm_tui.lsp.text import line_starts, offset_of, split_lines
 from mm_tui.support.atomic_write import write_atomically
+
+log = logging.getLogger(__name__)
 
 
 class EditRefused(Exception):
@@ -36,7 +41,7 @@ class FileChange:
     edit_count: int
 
 
-def _edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
+def edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
     """The text edits of a WorkspaceEdit per real path, from exactly one of its two forms."""
     if not isinstance(answer, dict):
         return {}
@@ -96,14 +101,36 @@ def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> s
     return text
 
 
-def plan_changes(answer: Any, root: Path, encoding: str) -> list[FileChange]:
-    """Every file's new text, or EditRefused; reads the files, writes nothing."""
+def plan_changes(
+    answer: Any, root: Path, encoding: str, names: tuple[str, str] | None = None
+) -> list[FileChange]:
+    """Every file's new text, or EditRefused; reads the files, writes nothing.
+
+    With `names` (old, new), every edit that writes exactly the new name must replace exactly
+    the old one: an edit that lands beside it (a server counting columns otherwise than it
+    said) would write broken code, so the whole rename is refused instead.
+    """
+    files = read_targets(edits_by_file(answer), root)
+    changes: list[FileChange] = []
+    for path, (old_text, edits) in files.items():
+        if names is not None:
+            _check_names(old_text, edits, encoding, names, display_path(path, root))
+        new_text = apply_text_edits(old_text, edits, encoding)
+        changes.append(FileChange(path, old_text, new_text, len(edits)))
+    return changes
+
+
+def read_targets(
+    by_file: dict[Path, list[dict[str, Any]]], root: Path
+) -> dict[Path, tuple[str, list[dict[str, Any]]]]:
+    """Each file to edit with its text now, in path order; EditRefused when one lies outside
+    the project, cannot be read, or is read-only (refused as edit_file refuses it, before
+    anything is written: no half-done rename)."""
     real_root = Path(os.path.realpath(root))
-    by_file = _edits_by_file(answer)
     for path in by_file:
         if not path.is_relative_to(real_root):
             raise EditRefused(f"the server wanted to edit {path}, outside the project root")
-    changes: list[FileChange] = []
+    files: dict[Path, tuple[str, list[dict[str, Any]]]] = {}
     for path, edits in sorted(by_file.items()):
         if not edits:
             continue
@@ -113,19 +140,93 @@ def plan_changes(answer: Any, root: Path, encoding: str) -> list[FileChange]:
             mode = stat.S_IMODE(path.stat().st_mode)
         except OSError as error:
             raise EditRefused(f"cannot read {shown}: {error.strerror}") from None
-        # Refused before anything is written, as edit_file refuses it: no half-done rename.
         if mode & 0o222 == 0 or not os.access(path, os.W_OK):
             raise EditRefused(f"{shown} is read-only (mode {mode:o})")
-        new_text = apply_text_edits(old_text, edits, encoding)
-        changes.append(FileChange(path, old_text, new_text, len(edits)))
-    return changes
+        files[path] = (old_text, edits)
+    return files
 
 
-def write_changes(changes: list[FileChange]) -> None:
-    """Write each changed file atomically (a temporary file renamed over it, mode kept)."""
-    for change in changes:
-        if change.new_text != change.old_text:
+def name_spans(files: dict[Path, tuple[str, list[dict[str, Any]]]], new_name: str) -> list[Span]:
+    """The one-line ranges the server means to replace by `new_name`, with their lines."""
+    spans: list[Span] = []
+    for text, edits in files.values():
+        lines = split_lines(text)
+        for edit in edits:
+            where = edit.get("range")
+            start = where.get("start") if isinstance(where, dict) else None
+            end = where.get("end") if isinstance(where, dict) else None
+            if edit.get("newText") != new_name or not (
+                isinstance(start, dict) and isinstance(end, dict)
+            ):
+                continue
+            line, first, last = start.get("line"), start.get("character"), end.get("character")
+            if (
+                isinstance(line, int)
+                and line == end.get("line")
+                and 0 <= line < len(lines)
+                and isinstance(first, int)
+                and isinstance(last, int)
+            ):
+                spans.append((lines[line], first, last))
+    return spans
+
+
+def _check_names(
+    text: str, edits: list[dict[str, Any]], encoding: str, names: tuple[str, str], shown: str
+) -> None:
+    old_name, new_name = names
+    starts = line_starts(text)
+    for edit in edits:
+        if edit.get("newText") != new_name:
+            continue  # a whole-file or a diff-style edit (jedi): checked on the result
+        begin, finish = _span(edit, text, starts, encoding)
+        if text[begin:finish] != old_name:
+            line = text.count("\n", 0, begin) + 1
+            raise EditRefused(
+                f"the server's edit at {shown}:{line} replaces "
+                f"{text[begin:finish]!r}, not {old_name!r}"
+            )
+
+
+def write_changes(changes: list[FileChange], new_name: str = "") -> None:
+    """Write each changed file atomically (a temporary file renamed over it, mode kept).
+
+    All or nothing: when a write fails, or a file read back is not what was written or lacks
+    `new_name`, every file already written gets its old text back, then RenameFailed (or the
+    OSError) is raised.
+    """
+    written: list[FileChange] = []
+    try:
+        for change in changes:
+            if change.new_text == change.old_text:
+                continue
             write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
+            written.append(change)
+        for change in written:
+            _check_written(change, new_name)
+    except (OSError, RenameFailed):
+        _restore(written)
+        raise
+
+
+class RenameFailed(Exception):
+    """A written file is not what the rename meant; `str()` says which and why."""
+
+
+def _check_written(change: FileChange, new_name: str) -> None:
+    on_disk = change.path.read_bytes().decode("utf-8", "surrogateescape")
+    if on_disk != change.new_text:
+        raise RenameFailed(f"{change.path.name} changed on disk while it was written")
+    if new_name and not re.search(rf"(?<![\w$]){re.escape(new_name)}(?![\w$])", on_disk):
+        raise RenameFailed(f"{change.path.name} does not contain {new_name} after the edits")
+
+
+def _restore(written: list[FileChange]) -> None:
+    for change in written:
+        try:
+            write_atomically(change.path, change.old_text.encode("utf-8", "surrogateescape"))
+        except OSError:
+            log.exception("could not restore %s after a failed rename", change.path)
 
 
 def changes_diff(changes: list[FileChange], root: Path) -> str:

@@ -75,6 +75,20 @@ def test_a_server_that_never_publishes_diagnostics_is_said_so(utf8_workspace: Ls
     )
 
 
+def test_the_call_again_advice_is_given_only_while_it_can_help(tmp_path: Path) -> None:
+    # A server past its loading time that never published for the file: asking again
+    # would not help, so the answer does not advise it (issue 13).
+    workspace = asking_workspace(tmp_path, "utf-16")
+    workspace.timeouts = Timeouts(start=20, indexing=0.0)
+    try:
+        answer = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
+    finally:
+        workspace.close()
+    assert answer == (
+        "no diagnostics received for m.py within 3s (asking published nothing for this file)"
+    )
+
+
 def test_an_action_the_server_does_not_offer_is_refused_in_words(
     utf8_workspace: LspWorkspace,
 ) -> None:

@@ -1,0 +1,72 @@
+"""The `diagnostics` action: pulled when offered, else pushed, and never a false silence.
+
+Pull diagnostics are used whenever the server offers them, also when its offer arrives while
+we wait (pyright registers it after the first file opens). Pushed ones are awaited up to 3 s
+(SPEC §4); a server that does not re-publish an unchanged list is answered from its last
+publication, said so; "call again" is advised only while the server says it is loading.
+"""
+
+from __future__ import annotations
+
+from mm_tui.lsp.actions import ActionContext
+from mm_tui.lsp.answers import Failed, Text
+from mm_tui.lsp.connection import ServerFailure
+from mm_tui.lsp.formatting import diagnostic_lines
+
+DIAGNOSTICS_HEADER = "{count} diagnostic(s) in {path}{suffix}:"
+CLEAN = "no diagnostics: {path} is clean{suffix}"
+AS_LAST_PUBLISHED = " (as last published)"
+NO_PUBLICATION = "no diagnostics received for {path} within {seconds:g}s ({why})"
+STILL_LOADING = "{server} may still be analysing the project; call diagnostics again"
+NEVER_PUBLISHED = "{server} published nothing for this file"
+_PULL = ("diagnosticProvider", "textDocument/diagnostic")
+
+
+async def diagnostics(context: ActionContext) -> Text | Failed:
+    """Pulled when the server offers it, else the pushed ones, waiting up to 3 s (SPEC §4)."""
+    connection, document = context.connection, context.document
+    state = connection.state
+    # A fresh server may register pull diagnostics and apply its settings only once it has
+    # scanned the project: asking before would wait for pushes that never come.
+    await state.wait_until_indexed(connection.timeouts.indexing)
+    timeout = connection.timeouts.diagnostics
+    suffix = ""
+    publication = state.publication_for(document.key, document.version)
+    if not connection.offers(*_PULL):
+        if not document.changed and publication is not None:
+            suffix = AS_LAST_PUBLISHED
+        else:
+            await state.wait_until(
+                lambda: (
+                    connection.offers(*_PULL)
+                    or state.publication_for(document.key, document.version) is not None
+                ),
+                timeout,
+            )
+            publication = state.publication_for(document.key, document.version)
+    if connection.offers(*_PULL):
+        suffix = ""
+        params = {"textDocument": {"uri": document.uri}}
+        try:
+            report = await connection.request("textDocument/diagnostic", params)
+        except ServerFailure as failure:
+            return context.failed("diagnostics", str(failure))
+        items = report.get("items") if isinstance(report, dict) else None
+        found = (
+            [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        )
+    elif publication is not None:
+        found = publication.diagnostics
+    elif (last := state.publications.get(document.key)) is not None and not state.loading:
+        # It published for this file before and is not loading: an unchanged list is not
+        # published again by every server (issue 13). Its last word stands, said so.
+        found, suffix = last.diagnostics, AS_LAST_PUBLISHED
+    else:
+        loading = state.loading or connection.young
+        why = (STILL_LOADING if loading else NEVER_PUBLISHED).format(server=connection.name)
+        return Text(NO_PUBLICATION.format(path=context.shown, seconds=timeout, why=why))
+    lines = diagnostic_lines(found, context.shown, context.lines, connection.encoding, context.root)
+    if not lines:
+        return Text(CLEAN.format(path=context.shown, suffix=suffix))
+    header = DIAGNOSTICS_HEADER.format(count=len(lines), path=context.shown, suffix=suffix)
+    return Text("\n".join([header, *lines]))

@@ -1,0 +1,89 @@
+"""The `rename` action: the server's edits, checked, written to disk, then told back (SPEC §4).
+
+A rename must never leave broken code behind (issue 13): the columns of its edits are
+checked against the name they replace (and the server's real encoding adopted when they
+show another), read-only files refuse the whole rename before anything is written, and the
+files are read back after writing — any surprise restores every file and says so.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mm_tui.lsp.actions import ActionContext, first_answer, references, when_ready
+from mm_tui.lsp.answers import Failed, Text
+from mm_tui.lsp.formatting import display_path
+from mm_tui.lsp.symbols import Occurrence
+from mm_tui.lsp.workspace_edit import (
+    EditRefused,
+    RenameFailed,
+    changes_diff,
+    edits_by_file,
+    name_spans,
+    plan_changes,
+    read_targets,
+    write_changes,
+)
+
+RENAMED = "renamed to {new_name}: {edits} edit(s) in {files} file(s)"
+RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
+RENAME_FILE_LINE = "{path}: {edits} edit(s)"
+RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
+RENAME_ROLLED_BACK = "[lsp: rename failed: {reason} — every file was restored]"
+
+
+def needs_new_name(shown: str, symbol: str) -> str:
+    """The refusal of a rename without a new name, with the call to make instead."""
+    call = (
+        f'{{"action": "rename", "path": {json.dumps(shown)}, "symbol": {json.dumps(symbol)}, '
+        f'"new_name": "<the new identifier>"}}'
+    )
+    return f"[lsp: rename needs new_name — call lsp again with {call}; do not use edit_file for a rename]"
+
+
+async def rename(
+    context: ActionContext, targets: list[Occurrence], new_name: str, *, write: bool
+) -> Text | Failed:
+    """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
+    connection = context.connection
+    if connection.young:
+        # A server just started may know only the open files: wait as references would
+        # (readiness, then a cross-file answer), so the rename reaches every file.
+        await references(context, targets)
+
+    async def ask(occurrence: Occurrence) -> Text | Failed | None:
+        params = {**context.text_position(occurrence), "newName": new_name}
+        edit = await connection.request("textDocument/rename", params)
+        old_name = context.name_at(occurrence)
+        try:
+            files = read_targets(edits_by_file(edit), context.root)
+            connection.check_encoding(name_spans(files, new_name), old_name)
+            changes = plan_changes(edit, context.root, connection.encoding, (old_name, new_name))
+        except EditRefused as refusal:
+            return Failed(RENAME_REFUSED.format(reason=refusal))
+        if not changes:
+            return None
+        diff = changes_diff(changes, context.root)
+        if write:
+            try:
+                write_changes(changes, new_name)
+            except RenameFailed as failure:
+                return Failed(RENAME_ROLLED_BACK.format(reason=failure))
+            except OSError as error:
+                reason = f"writing {error.filename}: {error.strerror}"
+                return Failed(RENAME_ROLLED_BACK.format(reason=reason))
+            for change in changes:  # the server sees the renamed code at once
+                connection.disk.forget(change.path)
+                connection.documents.sync(change.path, connection.disk.read(change.path))
+        template = RENAMED if write else RENAME_PREVIEW
+        total = sum(change.edit_count for change in changes)
+        lines = [template.format(new_name=new_name, edits=total, files=len(changes))]
+        for change in sorted(changes, key=lambda c: display_path(c.path, context.root)):
+            lines.append(
+                RENAME_FILE_LINE.format(
+                    path=display_path(change.path, context.root), edits=change.edit_count
+                )
+            )
+        return Text("\n".join(lines), diff=diff)
+
+    return await when_ready(context, lambda: first_answer(context, "rename", targets, ask))

@@ -1,0 +1,168 @@
+"""What a server told us unasked: diagnostics, progress, registrations, its scan's end.
+
+Kept apart from the process and its pipes (connection.py) because the actions read it to
+decide when a server is ready and what it offers; every change wakes the waiters, so a wait
+ends the moment the awaited news arrives, never on a poll (SPEC §6: bounded waits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mm_tui.lsp.documents import path_of_uri
+
+log = logging.getLogger(__name__)
+
+#: Servers that list the project's files after `initialized` without a progress report, and
+#: the log line that says they are done: before it, references see only the open files.
+#: Keyed by `serverInfo` name and by command: pyright sends no `serverInfo` at all.
+_PROJECT_SCAN_DONE = {
+    name: re.compile(r"^(Found \d+ source files?|No source files found)")
+    for name in ("basedpyright", "pyright", "basedpyright-langserver", "pyright-langserver")
+}
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Diagnostics a server pushed for one file, and which of our versions they followed."""
+
+    diagnostics: list[dict[str, Any]]
+    version: int | None
+    after_version: int
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One `client/registerCapability` entry, kept under its id: a server may register one
+    method twice and unregister one of the two (pyright does, for pull diagnostics)."""
+
+    method: str
+    options: Any
+
+
+class ServerState:
+    """The news of one server, and bounded waits on it."""
+
+    def __init__(
+        self, version_of: Callable[[str], int], gone: Callable[[], bool], log_tail: deque[str]
+    ) -> None:
+        self._version_of = version_of
+        self._gone = gone
+        self._log_tail = log_tail
+        self.publications: dict[str, Publication] = {}
+        self.registrations: dict[str, Registration] = {}
+        self._progress: set[str | int] = set()
+        self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
+        self._changed = asyncio.Event()  # set and replaced on every piece of news
+
+    def expect_scan(self, server_name: str, command: str) -> None:
+        """Wait for this server's end-of-scan log line, when it is one known to print it."""
+        self._scan_done = _PROJECT_SCAN_DONE.get(server_name.lower()) or _PROJECT_SCAN_DONE.get(
+            Path(command).name
+        )
+
+    @property
+    def loading(self) -> bool:
+        """Whether the server said it is still loading: progress open or its scan pending."""
+        return bool(self._progress) or self._scan_done is not None
+
+    def registered(self, method: str) -> bool:
+        return any(entry.method == method for entry in self.registrations.values())
+
+    def signal_change(self) -> None:
+        """Wake every waiter: news arrived, or the process ended."""
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    # ---- news ------------------------------------------------------------------------------
+
+    def record_publication(self, params: dict[str, Any]) -> None:
+        uri = params.get("uri")
+        diagnostics = params.get("diagnostics")
+        if not isinstance(uri, str) or not isinstance(diagnostics, list):
+            return
+        key = str(path_of_uri(uri))
+        version = params.get("version")
+        self.publications[key] = Publication(
+            diagnostics=[d for d in diagnostics if isinstance(d, dict)],
+            version=version if isinstance(version, int) else None,
+            after_version=self._version_of(key),
+        )
+        self.signal_change()
+
+    def record_progress(self, params: dict[str, Any]) -> None:
+        token, value = params.get("token"), params.get("value")
+        if not isinstance(value, dict) or not isinstance(token, str | int):
+            return
+        if value.get("kind") == "begin":
+            self._progress.add(token)
+        elif value.get("kind") == "end":
+            self._progress.discard(token)
+        self.signal_change()
+
+    def record_log(self, message: str) -> None:
+        """A `window/logMessage` line: kept for failure reports, watched for a scan's end."""
+        self._log_tail.append(message.rstrip())
+        if self._scan_done is not None and self._scan_done.match(message):
+            self._scan_done = None
+            self.signal_change()
+
+    def register(self, registration_id: str, method: str, options: Any) -> None:
+        self.registrations[registration_id] = Registration(method, options)
+        self.signal_change()
+
+    def unregister(self, registration_id: str, method: str) -> None:
+        entry = self.registrations.get(registration_id)
+        if entry is not None and entry.method == method:
+            del self.registrations[registration_id]
+        else:
+            log.debug("unregistration of unknown %s (%s) ignored", registration_id, method)
+        self.signal_change()
+
+    # ---- waits -----------------------------------------------------------------------------
+
+    async def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not condition():
+            remaining = deadline - loop.time()
+            if remaining <= 0 or self._gone():
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return True
+
+    async def wait_for_news(self, timeout: float) -> None:
+        """Wait (bounded) for the next piece of news, whatever it is."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def publication_for(self, key: str, version: int) -> Publication | None:
+        """The latest publication for `key` if it follows our `version` of the file."""
+        publication = self.publications.get(key)
+        if publication is None or publication.after_version < version:
+            return None
+        if publication.version is not None and publication.version < version:
+            return None  # a late answer about an older content (pylsp's debounced lint)
+        return publication
+
+    async def wait_for_analysis(self, key: str, version: int, timeout: float) -> None:
+        """Wait (bounded) for the diagnostics of `version` of a file, when this server
+        published for it before: the sign its analysis of that version is done."""
+        if key in self.publications:
+            await self.wait_until(lambda: self.publication_for(key, version) is not None, timeout)
+
+    async def wait_until_indexed(self, timeout: float) -> None:
+        """Wait (bounded) until the server knows the project's files and every progress it
+        began has ended: queries asked earlier miss files or get half answers (SPEC §6)."""
+        await self.wait_until(lambda: not self.loading, timeout)
+        self._scan_done = None  # its end line never came (another wording?): wait only once

@@ -1,0 +1,132 @@
+"""The client's fixes of issue 13, each on its own: registrations, encodings, renames that
+never corrupt, the stat-first reader, readable diagnostics."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from mm_tui.lsp.answers import Failed
+from mm_tui.lsp.defaults import BASEDPYRIGHT
+from mm_tui.lsp.disk import DiskTexts
+from mm_tui.lsp.encoding_check import announced_encoding, verified_encoding
+from mm_tui.lsp.formatting import readable_message
+from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.server_state import ServerState
+from mm_tui.lsp.text import UTF8, UTF16, UTF32
+from mm_tui.lsp.workspace import LspWorkspace
+from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes, write_changes
+from tests.lsp.real_servers import LANGS
+
+LINE = 'banner = "café 🎉 " + greet("world")'  # greet: character 21, UTF-16 22, UTF-8 25
+
+
+def test_a_method_registered_twice_stays_offered_when_one_registration_goes() -> None:
+    async def scenario() -> None:
+        state = ServerState(lambda key: 0, lambda: False, deque())
+        state.register("a", "textDocument/diagnostic", {})
+        state.register("b", "textDocument/diagnostic", {})
+        state.unregister("a", "textDocument/diagnostic")  # what pyright does
+        assert state.registered("textDocument/diagnostic")
+        state.unregister("b", "textDocument/diagnostic")
+        assert not state.registered("textDocument/diagnostic")
+
+    asyncio.run(scenario())
+
+
+def test_servers_known_to_count_code_points_are_listed_by_command_and_by_name() -> None:
+    assert announced_encoding(UTF16, "", "/usr/bin/jedi-language-server") == UTF32
+    assert announced_encoding(None, "pylsp", "python3") == UTF32
+    assert announced_encoding(UTF8, "gopls", "gopls") == UTF8
+    assert announced_encoding(None, "", "clangd") == UTF16
+
+
+@pytest.mark.parametrize(("encoding", "start"), [(UTF32, 21), (UTF16, 22), (UTF8, 25)])
+def test_the_encoding_a_server_really_counts_in_is_found_from_its_ranges(
+    encoding: str, start: int
+) -> None:
+    span = (LINE, start, start + 5)
+    others = [e for e in (UTF8, UTF16, UTF32) if e != encoding]
+    for announced in others:
+        assert verified_encoding([span], "greet", announced) == encoding
+    assert verified_encoding([span], "greet", encoding) is None
+    assert verified_encoding([("greet(1)", 0, 5)], "greet", UTF8) is None  # ASCII tells nothing
+
+
+def test_a_rename_edit_landing_beside_the_name_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(LINE + "\n")
+    edit = {"range": {"start": {"line": 0, "character": 21}, "end": {"line": 0, "character": 26}}}
+    answer = {"changes": {(tmp_path / "m.py").as_uri(): [{**edit, "newText": "salute"}]}}
+    with pytest.raises(EditRefused, match="replaces ' gree', not 'greet'"):
+        plan_changes(answer, tmp_path, UTF16, ("greet", "salute"))  # code points, said UTF-16
+    [change] = plan_changes(answer, tmp_path, UTF32, ("greet", "salute"))
+    assert change.new_text == LINE.replace("greet", "salute") + "\n"
+
+
+def test_a_failed_write_restores_the_files_already_written(tmp_path: Path) -> None:
+    first = tmp_path / "a.py"
+    first.write_text("greet = 1\n")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    changes = [
+        FileChange(first, "greet = 1\n", "salute = 1\n", 1),
+        FileChange(blocker / "b.py", "", "salute\n", 1),  # its parent is a file: cannot write
+    ]
+    with pytest.raises(OSError):
+        write_changes(changes, "salute")
+    assert first.read_text() == "greet = 1\n"
+
+
+def test_a_rename_touching_a_read_only_file_writes_nothing(tmp_path: Path) -> None:
+    project = tmp_path / "python"
+    shutil.copytree(LANGS / "python", project)
+    main = project / "main.py"
+    before = {p.name: p.read_text() for p in project.glob("*.py")}
+    os.chmod(main, 0o444)
+    workspace = LspWorkspace([BASEDPYRIGHT], project)
+    try:
+        answer = workspace.execute(LspQuery("rename", "greetings.py", "greet", new_name="salute"))
+    finally:
+        workspace.close()
+    assert answer == Failed(
+        "[lsp: rename refused: main.py is read-only (mode 444) — nothing was written]"
+    )
+    assert {p.name: p.read_text() for p in project.glob("*.py")} == before
+
+
+def test_an_old_unchanged_file_is_not_read_again_and_a_change_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    disk = DiskTexts()
+    first = disk.read(path)
+    assert disk.read(path) is first  # stat said unchanged: the same text, not re-read
+    path.write_text("x = 22\n")
+    assert disk.read(path) == "x = 22\n"
+
+
+def test_a_file_written_just_now_is_read_again_even_with_the_same_stamp(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    disk = DiskTexts()
+    first = disk.read(path)
+    assert disk.read(path) is not first  # too recent to trust its timestamp: re-read
+
+
+def test_diagnostic_messages_stay_on_one_readable_line_with_relative_paths() -> None:
+    root = Path("/work/project")
+    message = (
+        'Type "str" is not assignable to declared type "int"\n'
+        '  "str" is not assignable to "int"\n\n/work/project/lib/greet.h:2:45:\nnote: here'
+    )
+    assert readable_message(message, root) == (
+        'Type "str" is not assignable to declared type "int"; "str" is not assignable to '
+        '"int"; lib/greet.h:2:45: note: here'
+    )
