@@ -42,9 +42,12 @@ def covered(span: Span, encoding: str) -> str:
 
 def verified_encoding(spans: Iterable[Span], name: str, current: str) -> str | None:
     """A better encoding than `current` when the spans cover `name` only in that one."""
+    spans = list(spans)
     telling = [span for span in spans if not span[0].isascii()]
     if not name or not telling:
         return None  # ASCII lines read the same in every encoding: they tell nothing
+    if any(covered(span, current) != name for span in spans if span[0].isascii()):
+        return None  # ranges wrong where no encoding matters: not a counting difference
     if all(covered(span, current) == name for span in telling):
         return None
     for encoding in POSITION_ENCODINGS:
