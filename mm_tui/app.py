@@ -2,7 +2,7 @@
 
 The core (the Agent, or a replay source) sits behind `AgentPort`, reached only through the
 `TurnController` in `self.turns`; its events arrive through `EventBridge`. Slash commands live
-in `mm_tui.window.commands`. The app draws: it is the surface the controller and commands use.
+in `mm_tui.window.commands`; both draw through `mm_tui.surface.ScreenSurface`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -22,7 +22,6 @@ from textual.widgets import Footer
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Notice,
-    NoticeLevel,
     PermissionAnswer,
     PermissionRequest,
     PermissionResolved,
@@ -37,9 +36,9 @@ from mm_tui.agent.events import (
     TurnSummary,
     Usage,
 )
-from mm_tui.agent.port import AgentPort, PermissionState, TopLineView
-from mm_tui.widgets.help_screen import HelpScreen
-from mm_tui.widgets.pickers import GrantsScreen, ModelPicker
+from mm_tui.agent.port import AgentPort
+from mm_tui.surface import ScreenSurface
+from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.slash_menu import SlashMenu
@@ -65,8 +64,8 @@ ANSWER_KEYS = frozenset(answer.value for answer in PermissionAnswer)
 class MMApp(App[int]):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
-    It draws; `self.turns` (a `TurnController`) owns the turn state and the port to the core,
-    and the app is the surface it draws on (`TurnSurface`, `CommandSurface`).
+    It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
+    port to the core, and draws through `self.surface` (a `ScreenSurface`).
     """
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
@@ -108,8 +107,9 @@ class MMApp(App[int]):
             history_path if history_path is not None else default_history_path()
         )
         self.frame = 0
-        self.turns = TurnController(self, self.bridge, config_view(config, cwd), clock)
-        self.commands = SlashCommands(self.turns, self, cwd)
+        self.surface = ScreenSurface(self)
+        self.turns = TurnController(self.surface, self.bridge, config_view(config, cwd), clock)
+        self.commands = SlashCommands(self.turns, self.surface, cwd)
         if still:
             self.animation_level = "none"
 
@@ -175,55 +175,7 @@ class MMApp(App[int]):
     def _build_now(self, factory: PortFactory) -> None:
         if (port := self._make_port(factory)) is not None:
             for notice in self.turns.port_ready(port):
-                self.say(notice.level, notice.text)
-
-    # -- the surface the turns and commands draw on ---------------------------------------
-
-    def say(self, level: NoticeLevel, text: str) -> None:
-        self.call_later(self.transcript.add_notice, level, text)
-
-    def show_user_message(self, text: str) -> None:
-        self.call_later(self.transcript.add_user_message, text)
-
-    def show_queue(self, queued: Sequence[str]) -> None:
-        self.query_one(QueuedMessages).show(queued)
-        self.status_line.queued = len(queued)
-
-    def show_status(self, state: str, elapsed: float | None) -> None:
-        self.status_line.state = state
-        self.status_line.elapsed = "" if elapsed is None else format_duration(elapsed)
-
-    def show_top_line(self, view: TopLineView) -> None:
-        self.query_one(TopLine).show(view)
-
-    def keys_changed(self) -> None:
-        self.refresh_bindings()
-
-    def run_in_thread(
-        self, work: Callable[[], None], *, group: str = "default", exclusive: bool = False
-    ) -> None:
-        self.run_worker(work, thread=True, group=group, exclusive=exclusive, exit_on_error=False)
-
-    def restart_transcript(self, notice: str) -> None:
-        async def restart() -> None:
-            await self.transcript.clear()
-            await self.transcript.add_notice("info", notice)
-            self.turns.refresh_top_line()
-
-        self.call_later(restart)
-
-    def open_help(self) -> None:
-        self.action_help()
-
-    def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
-        screen = GrantsScreen(set(state.grants), permissions=state.mode, yolo=state.yolo)
-        self.push_screen(screen, lambda revoked: on_close(revoked or set()))
-
-    def leave(self) -> None:
-        self.call_later(self.action_quit)
-
-    def transcript_markdown(self) -> str:
-        return self.transcript.to_markdown()
+                self.surface.say(notice.level, notice.text)
 
     # -- the prompt -----------------------------------------------------------------------
 
@@ -241,6 +193,8 @@ class MMApp(App[int]):
     @on(notes.EventsArrived)
     async def _events_arrived(self) -> None:
         for event in self.bridge.take():
+            if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
+                return
             await self.apply_event(event)
 
     async def apply_event(self, event: notes.WindowEvent) -> None:
@@ -359,8 +313,7 @@ class MMApp(App[int]):
 
     def action_help(self) -> None:
         """F1 or /help."""
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        self.surface.open_help()
 
     async def action_quit(self) -> None:
         """Ctrl+Q: interrupt the turn, then leave; `run_app` stops servers and commands."""

@@ -80,8 +80,8 @@ class TurnSurface(Protocol):
         """Run blocking `work` in a thread worker; it reports through the sink only."""
         ...
 
-    def restart_transcript(self, notice: str) -> None:
-        """Clear the transcript, say `notice`, then redraw the top line."""
+    def restart_transcript(self, notice: str, then: Callable[[], None]) -> None:
+        """Clear the transcript, say `notice`, then call `then`."""
         ...
 
 
@@ -277,7 +277,7 @@ class TurnController:
             return
         port.new_session()
         self.prompt_tokens = 0
-        self.surface.restart_transcript(notice)
+        self.surface.restart_transcript(notice, self.refresh_top_line)
 
     def compact(self) -> None:
         """`/compact`: runs like a turn (Esc interrupts, messages queue), in a worker."""

@@ -79,8 +79,9 @@ class RecordingSurface:
         self.threads.append(thread)
         thread.start()
 
-    def restart_transcript(self, notice: str) -> None:
+    def restart_transcript(self, notice: str, then: Callable[[], None]) -> None:
         self.restarted.append(notice)
+        then()
 
     # CommandSurface: screens are not opened here; the transcript is one fixed line.
     def open_help(self) -> None:

@@ -34,7 +34,9 @@ async def test_ctrl_j_adds_a_line_and_enter_sends_both(model_server: Any, live_a
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(app.query(UserMessage)), "the message is sent")
         assert app.query_one(UserMessage).text == "hi\nyou"
-        assert model_server.wait_for_requests(1)[0]["messages"][-1]["content"] == "hi\nyou"
+        assert (
+            model_server.wait_for_requests(1, timeout=30)[0]["messages"][-1]["content"] == "hi\nyou"
+        )
 
 
 async def test_up_and_down_walk_a_history_kept_across_runs(still_app: Any, tmp_path: Path) -> None:

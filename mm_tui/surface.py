@@ -1,0 +1,85 @@
+"""The window's drawing surface: what the turn controller and the slash commands may ask of
+the screen (`TurnSurface`, `CommandSurface`), done on the app's widgets.
+
+Kept apart from `mm_tui.app` so that the app stays the place where keys and events are wired,
+and so that the non-visual parts (`mm_tui.window`) see only this narrow face of the screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence, Set
+
+from textual.app import App
+
+from mm_tui.agent.events import NoticeLevel
+from mm_tui.agent.port import PermissionState, TopLineView
+from mm_tui.widgets.help_screen import HelpScreen
+from mm_tui.widgets.pickers import GrantsScreen
+from mm_tui.widgets.status_line import QueuedMessages, StatusLine
+from mm_tui.widgets.tool_row import format_duration
+from mm_tui.widgets.top_line import TopLine
+from mm_tui.widgets.transcript import Transcript
+
+
+class ScreenSurface:
+    """Draws for the controller and the commands; every call is made on the UI thread."""
+
+    def __init__(self, app: App[int]) -> None:
+        self.app = app
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.app.query_one(Transcript)
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.app.query_one(StatusLine)
+
+    def say(self, level: NoticeLevel, text: str) -> None:
+        self.app.call_later(self.transcript.add_notice, level, text)
+
+    def show_user_message(self, text: str) -> None:
+        self.app.call_later(self.transcript.add_user_message, text)
+
+    def show_queue(self, queued: Sequence[str]) -> None:
+        self.app.query_one(QueuedMessages).show(queued)
+        self.status_line.queued = len(queued)
+
+    def show_status(self, state: str, elapsed: float | None) -> None:
+        self.status_line.state = state
+        self.status_line.elapsed = "" if elapsed is None else format_duration(elapsed)
+
+    def show_top_line(self, view: TopLineView) -> None:
+        self.app.query_one(TopLine).show(view)
+
+    def keys_changed(self) -> None:
+        self.app.refresh_bindings()
+
+    def run_in_thread(
+        self, work: Callable[[], None], *, group: str = "default", exclusive: bool = False
+    ) -> None:
+        self.app.run_worker(
+            work, thread=True, group=group, exclusive=exclusive, exit_on_error=False
+        )
+
+    def restart_transcript(self, notice: str, then: Callable[[], None]) -> None:
+        async def restart() -> None:
+            await self.transcript.clear()
+            await self.transcript.add_notice("info", notice)
+            then()
+
+        self.app.call_later(restart)
+
+    def open_help(self) -> None:
+        if not isinstance(self.app.screen, HelpScreen):
+            self.app.push_screen(HelpScreen())
+
+    def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
+        screen = GrantsScreen(set(state.grants), permissions=state.mode, yolo=state.yolo)
+        self.app.push_screen(screen, lambda revoked: on_close(revoked or set()))
+
+    def leave(self) -> None:
+        self.app.call_later(self.app.action_quit)
+
+    def transcript_markdown(self) -> str:
+        return self.transcript.to_markdown()
