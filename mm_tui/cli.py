@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["trust"]:  # `mm-tui trust [DIR]`: obey this project's config (issue 11)
+        from mm_tui.agent.trust import main as trust
+
+        return trust(argv[1:])
     if argv[:1] == ["doctor"]:  # until the CLI has subcommands (h7): `mm-tui doctor …`
         from mm_tui.doctor import main as doctor
 

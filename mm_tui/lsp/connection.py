@@ -35,6 +35,7 @@ from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF16
 from mm_tui.support.process_group import group_alive, signal_group, wait_group_gone
+from mm_tui.support.secret_env import scrubbed_environment
 
 # pygls reports server oddities through `logging`; with no handler at all Python would print
 # them on the terminal, under the window. The application decides where logs go.
@@ -127,6 +128,7 @@ class ServerConnection:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.root,
+                env=scrubbed_environment(),  # no API key or token for a server (issue 11)
                 start_new_session=True,  # its own process group: stopped whole, children too
             )
         except OSError as error:

@@ -45,7 +45,12 @@ def load_config(
     cwd = cwd or Path.cwd()
     env = os.environ if env is None else env
     path = find_config(explicit, cwd, env)
-    config = parse_config_file(path) if path else Config()
+    config = Config()
+    if path is not None:
+        text = read_config_text(path)
+        config = parse_config_text(text, path)
+        if explicit is None:
+            config = _obeyed_if_trusted(config, path, text, cwd, env)
     from_env: dict[str, Any] = {}
     if env.get("OPENAI_BASE_URL"):
         from_env["base_url"] = env["OPENAI_BASE_URL"]
@@ -56,6 +61,24 @@ def load_config(
     config = replace(config, **from_env)
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     return replace(config, **flags)
+
+
+def _obeyed_if_trusted(
+    config: Config, path: Path, text: str, cwd: Path, env: Mapping[str, str]
+) -> Config:
+    """A project config's guarded keys (`agent/trust.py`) fall back to the user's own config
+    (or the defaults) until the person trusts the directory with this content."""
+    from mm_tui.agent.trust import GUARDED, is_project_config, is_trusted
+
+    keys = tuple(key for key in GUARDED if key in config.file_keys)
+    if not keys or not is_project_config(path, cwd):
+        return config
+    if is_trusted(path, text.encode("utf-8", errors="surrogateescape"), env):
+        return config
+    user = config_dir(env) / "config.yaml"
+    fallback = parse_config_file(user) if user.is_file() else Config()
+    kept = {name: getattr(fallback, name) for key in keys for name in GUARDED[key]}
+    return replace(config, **kept, untrusted=keys)
 
 
 def parse_config_file(path: Path) -> Config:

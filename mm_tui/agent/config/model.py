@@ -63,6 +63,10 @@ class Config:
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = ()
     source: Path | None = field(default=None, compare=False)
+    #: The YAML keys the file set (for the trust rules of `agent/trust.py`).
+    file_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    #: Keys of an untrusted project config that were not obeyed (issue 11).
+    untrusted: tuple[str, ...] = field(default=(), compare=False)
 
     def __repr__(self) -> str:  # the API key never reaches a log
         return f"Config(base_url={self.base_url!r}, model={self.model!r}, source={self.source})"

@@ -47,6 +47,7 @@ def validate_config_text(text: str, path: Path) -> Config:
     config = Config(source=path)
     if not problems:
         config, more = _build(msgspec.convert(data, ConfigFile), path, root)
+        config = replace(config, file_keys=frozenset(k for k in data if isinstance(k, str)))
         problems += more
     if problems:
         ordered = sorted(problems, key=lambda p: p.line)

@@ -42,6 +42,7 @@ from mm_tui.agent.tools.base import (
     ToolResult,
 )
 from mm_tui.support.process_group import end_group_sync
+from mm_tui.support.secret_env import scrubbed_environment
 from mm_tui.support.terminal_text import visible
 
 NAME = "bash"
@@ -190,7 +191,7 @@ class BashTool(Tool):
                 stderr=subprocess.STDOUT,
                 cwd=ctx.cwd,
                 start_new_session=True,
-                env={**os.environ, **_EXTRA_ENVIRONMENT},
+                env=scrubbed_environment(os.environ, _EXTRA_ENVIRONMENT),
             )
         except OSError as error:
             reason = error.strerror or str(error)

@@ -11,6 +11,7 @@ from typing import Any
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.tools.base import Tool
+from mm_tui.support.secret_env import register_secrets
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +91,11 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
     notices += warnings
     if lsp_tool is not None:
         tools.append(lsp_tool)
+    if config.untrusted and config.source is not None:
+        from mm_tui.agent.trust import notice
+
+        notices.insert(0, notice(config.source, config.untrusted))
+    register_secrets(config.scrub_env, [config.api_key])
     registry = ToolRegistry.of(tools)
     registry.notices = notices
     return registry
