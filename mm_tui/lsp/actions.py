@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 
 from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure
-from mm_tui.lsp.documents import SyncedDocument
+from mm_tui.lsp.documents import SyncedDocument, real_path
 from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import (
     Place,
@@ -34,8 +35,12 @@ from mm_tui.lsp.formatting import (
 from mm_tui.lsp.symbols import Occurrence, identifier_at
 from mm_tui.lsp.text import split_lines, to_wire_column
 
+log = logging.getLogger(__name__)
+
 #: At most this many occurrences of a symbol are tried before giving up.
 MAX_TRIES = 8
+#: At most this many files an answer points into are opened on the server per answer.
+_OPENED_PER_ANSWER = 20
 #: How long to wait for news between two tries while a young server loads unsaid.
 _RETRY_PAUSE = 0.5
 #: An import or include statement, in the common languages.
@@ -105,10 +110,36 @@ class ActionContext:
         return SourceLines({self.document.key: self.document.text}, self.connection.disk)
 
     def places(self, answer: Any, name: str) -> list[Place]:
-        """The places of a location answer, its columns checked against `name` first."""
+        """The places of a location answer, its columns checked against `name` first.
+
+        The project's files it points into are opened on the server: from then on each is
+        re-sent when it changes on disk, as the asked files are. A server reads the other
+        files from disk only when told they changed (gopls answered from a stale greet.go
+        after bash edited it), and mm-tui watches no files.
+        """
         sources = self.sources()
         self.connection.check_encoding(location_spans(answer, sources), name)
-        return places_of(answer, sources, self.connection.encoding)
+        places = places_of(answer, sources, self.connection.encoding)
+        self._open_targets(places)
+        return places
+
+    def _open_targets(self, places: list[Place]) -> None:
+        documents, disk = self.connection.documents, self.connection.disk
+        extensions = tuple(e.lower() for e in self.connection.spec.extensions)
+        paths = {place.path for place in places}
+        for path in sorted(paths)[:_OPENED_PER_ANSWER]:
+            if not path.is_relative_to(self.real_root) or documents.is_open(str(path)):
+                continue
+            if path.suffix.lower() not in extensions:
+                continue
+            try:
+                documents.sync(path, disk.read(path))
+            except OSError:
+                log.debug("%s could not be opened on %s", path, self.connection.name, exc_info=True)
+
+    @functools.cached_property
+    def real_root(self) -> Path:
+        return real_path(self.root)
 
 
 def location_spans(answer: Any, sources: SourceLines) -> list[Span]:
@@ -146,6 +177,7 @@ async def first_answer(
             continue
         if answer is not None:
             return answer
+    context.unsure[0] = EMPTY  # an error answer or nothing: worth asking again while loading
     if first_error is not None:
         return context.failed(action, first_error)
     first = targets[0]
@@ -169,7 +201,7 @@ async def when_ready(
         was_loading = state.loading
         context.unsure[0] = ""
         answer = await attempt()
-        doubtful = isinstance(answer, Failed) or bool(context.unsure[0])
+        doubtful = bool(context.unsure[0])  # a refusal (read-only file…) is never retried
         young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
         loading = was_loading or state.loading or young
         if not (doubtful and loading) or connection.exited:

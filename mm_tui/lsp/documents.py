@@ -73,6 +73,9 @@ class OpenDocuments:
         self._disk = disk
         self._open: dict[str, tuple[int, str]] = {}
 
+    def is_open(self, key: str) -> bool:
+        return key in self._open
+
     def version_of(self, key: str) -> int:
         """Our latest version of a file (0 when never sent)."""
         return self._open.get(key, (0, ""))[0]
