@@ -6,22 +6,28 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import time
 from collections import deque
 from pathlib import Path
 
 import pytest
+from lsprotocol.types import DidSaveTextDocumentParams
 
 from mm_tui.lsp.answers import Failed
+from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.defaults import BASEDPYRIGHT
 from mm_tui.lsp.disk import DiskTexts
+from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import announced_encoding, verified_encoding
 from mm_tui.lsp.formatting import readable_message
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.server_state import ServerState
+from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
 from mm_tui.lsp.workspace import LspWorkspace
 from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes, write_changes
+from tests.lsp.conftest import FIXTURES, text_of
 from tests.lsp.real_servers import LANGS
 
 LINE = 'banner = "café 🎉 " + greet("world")'  # greet: character 21, UTF-16 22, UTF-8 25
@@ -130,3 +136,53 @@ def test_diagnostic_messages_stay_on_one_readable_line_with_relative_paths() -> 
         'Type "str" is not assignable to declared type "int"; "str" is not assignable to '
         '"int"; lib/greet.h:2:45: note: here'
     )
+
+
+def test_a_server_that_does_not_republish_is_answered_from_its_last_publication(
+    tmp_path: Path,
+) -> None:
+    command = (sys.executable, str(FIXTURES / "publish_once_server.py"))
+    spec = LspServerSpec(name="once", command=command, extensions=(".py",))
+    (tmp_path / "m.py").write_text("x = 1\n")
+    # indexing=0: the server counts as settled at once, as it would after its start-up.
+    workspace = LspWorkspace([spec], tmp_path, Timeouts(indexing=0.0, diagnostics=0.5))
+    try:
+        first = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
+        (tmp_path / "m.py").write_text("x = 2\n")
+        second = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
+    finally:
+        workspace.close()
+    assert first == "no diagnostics: m.py is clean"
+    assert second == "no diagnostics: m.py is clean (as last published)"
+
+
+class Channel:
+    """What OpenDocuments sends through, recorded."""
+
+    def __init__(self, sync: object) -> None:
+        self.capabilities: dict[str, object] = {"textDocumentSync": sync}
+        self.sent: list[tuple[str, object]] = []
+
+    def notify(self, method: str, params: object) -> None:
+        self.sent.append((method, params))
+
+
+@pytest.mark.parametrize(
+    ("save", "expected"), [(None, []), ({}, [None]), ({"includeText": True}, ["x = 2\n"])]
+)
+def test_did_save_follows_each_change_when_the_server_asks_for_it(
+    tmp_path: Path, save: object, expected: list[str | None]
+) -> None:
+    path = tmp_path / "m.py"
+    channel = Channel({"change": 1, "save": save} if save is not None else {"change": 1})
+    documents = OpenDocuments(channel, DiskTexts())
+    documents.sync(path, "x = 1\n")
+    documents.sync(path, "x = 2\n")
+    methods = [method for method, _ in channel.sent]
+    saved = [
+        params.text
+        for method, params in channel.sent
+        if method == "textDocument/didSave" and isinstance(params, DidSaveTextDocumentParams)
+    ]
+    assert methods[:2] == ["textDocument/didOpen", "textDocument/didChange"]
+    assert saved == expected
