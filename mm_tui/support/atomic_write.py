@@ -6,7 +6,9 @@ file gets the usual `0o666` minus the umask. A symbolic link is followed so the 
 link and its target changes. By default no fsync: for the file tools atomicity against a crash
 of mm-tui is the goal, not against a power cut, and an fsync per edit would cost more than the
 edit. `durable=True` (sessions: the conversation must survive a power cut too) flushes the
-file's bytes before the rename and the directory's entry after it.
+file's bytes before the rename and the directory's entry after it. `exclusive=True` (exports)
+never replaces anything: the whole file appears under its name by a hard link, which fails when
+the name exists, even as a dangling symbolic link (a planted link cannot redirect the write).
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from pathlib import Path
 
 
 def write_atomically(
-    path: Path, data: bytes, *, durable: bool = False, new_file_mode: int = 0o666
+    path: Path,
+    data: bytes,
+    *,
+    durable: bool = False,
+    new_file_mode: int = 0o666,
+    exclusive: bool = False,
 ) -> None:
     """Replace (or create) `path` with `data`, creating missing parent directories.
 
@@ -26,12 +33,18 @@ def write_atomically(
     then of its directory). A new file gets `new_file_mode` minus the umask (sessions: 0o600,
     a conversation is private); an existing file keeps its own mode.
 
+    With `exclusive`, a `path` that exists (any kind of entry) raises FileExistsError and is
+    left alone.
+
     Raises OSError on failure, leaving the original file untouched and no temporary behind.
     """
-    target = Path(os.path.realpath(path))
+    if exclusive:
+        target = Path(os.path.realpath(path.parent)) / path.name
+    else:
+        target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        kept_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        kept_mode: int | None = None if exclusive else stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         kept_mode = None
     # A read-only file says "do not change me", to root too (a rename would replace it).
@@ -51,12 +64,35 @@ def write_atomically(
                 os.fsync(descriptor)
         finally:
             os.close(descriptor)
-        os.replace(temporary, target)
+        if exclusive:
+            link_exclusively(temporary, target)
+        else:
+            os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
     if durable:
         sync_directory(target.parent)
+
+
+def link_exclusively(temporary: Path, target: Path) -> None:
+    """Give `temporary` the name `target` unless that name exists; `temporary` is gone after.
+
+    A file system without hard links (FAT, some network mounts) gets the name reserved by an
+    exclusive create instead, then the rename: still never a replacement of someone's file.
+    """
+    try:
+        os.link(temporary, target, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as error:
+        if error.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        os.close(os.open(target, flags, 0o600))
+        os.replace(temporary, target)
+        return
+    temporary.unlink()
 
 
 def sync_directory(directory: Path) -> None:

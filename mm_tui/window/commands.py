@@ -14,12 +14,15 @@ from typing import Protocol
 
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.agent.port import PermissionState
+from mm_tui.support.atomic_write import write_atomically
 from mm_tui.window.slash_commands import UNKNOWN_COMMAND, parse_command
 from mm_tui.window.turns import TurnController
 
 NEW_SESSION = "new session: the history and the loop detector start afresh"
 PERMISSIONS_USAGE = "usage: /permissions [ask|allow|revoke <tool>]"
 EXPORTED = "transcript exported to {path}"
+EXPORT_EXISTS = "/export: {path} exists; not overwritten (give another name)"
+EXPORT_MODE = 0o600  # a transcript holds what was said and what commands printed
 
 
 def export_file_name(now: datetime) -> str:
@@ -95,7 +98,11 @@ class SlashCommands:
             self.surface.say("warning", PERMISSIONS_USAGE)
 
     def run_export(self, argument: str) -> None:
-        """`/export [file.md]`: the transcript as Markdown."""
+        """`/export [file.md]`: the transcript as Markdown, in a new file only (0600).
+
+        A name the person gave that exists is refused with a line (writing elsewhere would
+        surprise them); the default name, which they did not choose, moves on to `-2`, `-3`.
+        """
         now = datetime.now()
         path = Path(argument).expanduser() if argument else Path(export_file_name(now))
         if not path.is_absolute():
@@ -110,10 +117,22 @@ class SlashCommands:
             "---",
             "",
         ]
+        data = ("\n".join(header) + self.surface.transcript_markdown()).encode("utf-8")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = "\n".join(header) + self.surface.transcript_markdown()
-            path.write_text(text, encoding="utf-8")
+            for attempt in range(1, 100):
+                candidate = path.with_stem(f"{path.stem}-{attempt}") if attempt > 1 else path
+                try:
+                    write_atomically(candidate, data, new_file_mode=EXPORT_MODE, exclusive=True)
+                except FileExistsError:
+                    if argument:
+                        self.surface.say("warning", EXPORT_EXISTS.format(path=path))
+                        return
+                    continue
+                path = candidate
+                break
+            else:
+                self.surface.say("warning", EXPORT_EXISTS.format(path=path))
+                return
         except OSError as error:
             self.surface.say("error", f"/export failed: {error}")
             return
