@@ -34,8 +34,30 @@ RUNAWAY_SIZE = (
     "another model]"
 )
 
+CYCLE_NOTE = (
+    "[LOOP_DETECTED: You keep repeating the same sequence of actions with the same results. "
+    "Please try a different approach or provide more information.]"
+)
+CYCLE_STOP = (
+    "[error: the model repeated the same cycle of {size} calls ({tools}) {count} times with the "
+    "same results — turn stopped by the loop detector; rephrase the request, or fix what the "
+    "tools kept reporting]"
+)
+FAILING_NOTE = (
+    "[LOOP_DETECTED: You have called {tool} {count} times in a row and every call failed. "
+    "Please try a different approach or provide more information.]"
+)
+FAILING_STOP = (
+    "[error: the model called {tool} {count} times in a row with different arguments and every "
+    "call failed — turn stopped by the loop detector; rephrase the request, or fix what the "
+    "tool kept reporting]"
+)
+
 WARN_AT = 3  # the same triple 3 times in a row: a note is appended
 STOP_AT = 6  # 3 more: the turn stops
+CYCLE_PERIODS = range(2, 5)  # A,B,A,B… up to cycles of four calls, same 3/6 rule in cycles
+FAILING_WARN_AT, FAILING_STOP_AT = 6, 12  # one tool, new arguments each time, all failing
+_HISTORY = 64
 
 
 def loop_stop_message(tool: str, count: int, *, failed: bool) -> str:
@@ -49,24 +71,99 @@ class LoopVerdict(Enum):
     STOP = "stop"
 
 
+def _failed(output: str) -> bool:
+    return output.startswith("[error") or "[exit code:" in output
+
+
 class LoopDetector:
-    """Counts identical (tool, input, output) triples in a row. `/new` resets it."""
+    """Counts loops of tool calls (SPEC §5, widened by issue 12): the same (tool, input,
+    output) triple in a row (the seed's exact strings), a cycle of calls repeating with the
+    same results (A,B,A,B…), and one tool called again and again with new arguments that all
+    fail. Each gets a note first and a stop later. `/new` resets it."""
 
     def __init__(self) -> None:
         self._last: tuple[str, str, str] | None = None
         self._count = 0
+        self._history: list[tuple[str, str, str, bool]] = []
+        self._kind = "same"
+        self._detail: dict[str, Any] = {}
 
-    def record(self, tool: str, arguments: dict[str, Any] | str, output: str) -> LoopVerdict:
+    def record(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | str,
+        output: str,
+        failed: bool | None = None,
+    ) -> LoopVerdict:
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
         triple = (tool, arguments, output)
         self._count = self._count + 1 if triple == self._last else 1
         self._last = triple
+        self._history = [*self._history, (*triple, _failed(output) if failed is None else failed)]
+        self._history = self._history[-_HISTORY:]
+        self._kind = "same"
         if self._count >= STOP_AT:
             return LoopVerdict.STOP
         if self._count >= WARN_AT:
             return LoopVerdict.WARN
-        return LoopVerdict.NONE
+        return self._cycle() or self._failing() or LoopVerdict.NONE
+
+    def _cycle(self) -> LoopVerdict | None:
+        history = [entry[:3] for entry in self._history]
+        for period in CYCLE_PERIODS:
+            cycle = history[-period:]
+            if len(history) < WARN_AT * period or len(set(cycle)) < 2:
+                continue
+            repeated = 0
+            while (repeated + 1) * period <= len(history) and history[
+                len(history) - (repeated + 1) * period : len(history) - repeated * period
+            ] == cycle:
+                repeated += 1
+            if repeated >= WARN_AT:
+                self._kind = "cycle"
+                tools = ", ".join(entry[0] for entry in cycle)
+                self._detail = {"size": period, "tools": tools, "count": repeated}
+                return LoopVerdict.STOP if repeated >= STOP_AT else LoopVerdict.WARN
+        return None
+
+    def _failing(self) -> LoopVerdict | None:
+        tool = self._history[-1][0]
+        run = 0
+        for entry in reversed(self._history):
+            if entry[0] != tool or not entry[3]:
+                break
+            run += 1
+        inputs = {entry[1] for entry in self._history[-run:]} if run else set()
+        if run < FAILING_WARN_AT or len(inputs) < 2:
+            return None
+        self._kind = "failing"
+        self._detail = {"tool": tool, "count": run}
+        return LoopVerdict.STOP if run >= FAILING_STOP_AT else LoopVerdict.WARN
+
+    def note(self) -> str:
+        """The note appended to the output of a call that got a WARN."""
+        if self._kind == "cycle":
+            return CYCLE_NOTE
+        if self._kind == "failing":
+            return FAILING_NOTE.format(**self._detail)
+        return LOOP_NOTE
+
+    def stop_message(self, tool: str) -> str:
+        """The error that replaces the output of the call that got a STOP."""
+        if self._kind == "cycle":
+            return CYCLE_STOP.format(**self._detail)
+        if self._kind == "failing":
+            return FAILING_STOP.format(**self._detail)
+        return loop_stop_message(tool, self._count, failed=self._history[-1][3])
+
+    def notice(self, tool: str) -> str:
+        """The transcript line for a WARN."""
+        if self._kind == "cycle":
+            return f"{self._detail['tools']}: the same cycle of calls and results {self._detail['count']} times"
+        if self._kind == "failing":
+            return f"{tool}: {self._detail['count']} failing calls in a row"
+        return f"{tool}: the same call and result 3 times in a row"
 
     @property
     def count(self) -> int:
@@ -74,6 +171,8 @@ class LoopDetector:
 
     def reset(self) -> None:
         self._last, self._count = None, 0
+        self._history = []
+        self._kind = "same"
 
 
 RUNAWAY_WINDOW = 256
@@ -92,6 +191,49 @@ def repeated_pattern(text: str) -> str | None:
         if tail[-1 - period] == last and tail[period:] == tail[:-period]:
             return tail[-period:]
     return None
+
+
+TEXT_NOTE = "the answer keeps repeating the same text; it is stopped if it goes on"
+TEXT_STOP = (
+    "[error: the model's answer ran away: it repeats the same text ({count} characters so "
+    "far: {sample}) — generation stopped; rephrase the request, or try another model]"
+)
+TEXT_WINDOW = 1024  # the last 1 KB of the answer is one pattern repeated: a note
+TEXT_PERIODS = range(8, 257)
+TEXT_EVERY = 64  # characters between two looks (this runs per streamed fragment)
+
+
+class TextRepetition:
+    """A streamed answer repeating itself (issue 12): the last 1 KB is one pattern of 8 to
+    256 characters repeated. The first time, a note; when another 1 KB has repeated, a stop."""
+
+    def __init__(self) -> None:
+        self._noted_at: int | None = None
+        self._looked_at = 0
+
+    def feed(self, text: str) -> str:
+        """ "" while the answer looks sane, "note" once, then the stop error text."""
+        if len(text) < TEXT_WINDOW or len(text) - self._looked_at < TEXT_EVERY:
+            return ""
+        self._looked_at = len(text)
+        tail = text[-TEXT_WINDOW:]
+        last = tail[-1]
+        pattern = next(
+            (
+                tail[-period:]
+                for period in TEXT_PERIODS
+                if tail[-1 - period] == last and tail[period:] == tail[:-period]
+            ),
+            None,
+        )
+        if pattern is None:
+            return ""
+        if self._noted_at is None:
+            self._noted_at = len(text)
+            return "note"
+        if len(text) - self._noted_at >= TEXT_WINDOW:
+            return TEXT_STOP.format(count=len(text), sample=json.dumps(pattern[:40]))
+        return ""
 
 
 def runaway_error(call: AssembledCall) -> str | None:

@@ -29,11 +29,17 @@ from mm_tui.agent.events import (
     TurnEnded,
     Usage,
 )
-from mm_tui.agent.loop_detector import runaway_error
+from mm_tui.agent.loop_detector import TEXT_NOTE, TextRepetition, runaway_error
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
-from mm_tui.agent.text_calls import describe_tools_for_prompt, extract_text_calls, to_text_protocol
+from mm_tui.agent.text_calls import (
+    alternating,
+    describe_tools_for_prompt,
+    extract_text_calls,
+    to_text_protocol,
+    tools_ignored,
+)
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
@@ -81,7 +87,7 @@ class ModelCall:
         tools = self.registry.schemas()
         if self.tool_mode == "text":
             messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
-        request: dict[str, Any] = {"model": model, "messages": messages}
+        request: dict[str, Any] = {"model": model, "messages": alternating(messages)}
         if tools and self.tool_mode == "native":
             request["tools"] = tools
         if self.config.temperature is not None:
@@ -129,6 +135,7 @@ class ModelCall:
             len(request["messages"]),
             self.tool_mode,
         )
+        text_watch = TextRepetition()
         try:
             for chunk in self.client.stream(request, signals.cancel):
                 delta = assembler.feed(chunk)
@@ -141,6 +148,12 @@ class ModelCall:
                 if delta.text:
                     signals.set_spinner(WRITING)
                     sink(TextDelta(delta.text))
+                    repeating = text_watch.feed(assembler.text)
+                    if repeating == "note":
+                        sink(Notice("warning", TEXT_NOTE))
+                    elif repeating:
+                        runaway = repeating
+                        break
                 if delta.tool_call is not None:
                     signals.set_spinner(COMPOSING_TOOL_CALL)
                     runaway = runaway_error(delta.tool_call)
@@ -162,6 +175,7 @@ class ModelCall:
             len(assembler.calls),
         )
         self._account(request, assembler, tally)
+        self._notice_dropped_tools(request, assembler)
         if runaway:
             self._record_partial(assembler)
             return self.conversation.end_with_error("generation", runaway)
@@ -261,6 +275,24 @@ class ModelCall:
                 message["reasoning_content"] = assembler.reasoning
             self.conversation.append(message)
             self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
+
+    def _notice_dropped_tools(self, request: dict[str, Any], assembler: StreamAssembler) -> None:
+        """In `toolCalls: auto`, a server that took `tools` but counted a prompt without them
+        (llama-server without a tool-capable template, issue 12): say it once and switch to the
+        text protocol, which needs nothing of the template."""
+        if self.config.tool_calls != "auto" or self.tool_mode != "native" or assembler.calls:
+            return
+        if assembler.usage is None or not tools_ignored(request, assembler.usage[0]):
+            return
+        self.tool_mode = "text"
+        self.signals.sink(
+            Notice(
+                "warning",
+                f"the server counted {assembler.usage[0]} prompt tokens, about what the "
+                "conversation takes without the tools: it seems to ignore them — this session "
+                "now describes the tools in the prompt and reads calls from the text",
+            )
+        )
 
     def _switch_to_text_mode(self, model: str, fault: ModelFault) -> bool:
         """In `toolCalls: auto`, a server that says the model has no tools → text protocol."""

@@ -40,9 +40,11 @@ __all__ = [
     "TextCalls",
     "clean_tool_name",
     "close_json",
+    "alternating",
     "describe_tools_for_prompt",
     "extract_text_calls",
     "to_text_protocol",
+    "tools_ignored",
 ]
 
 
@@ -123,6 +125,57 @@ def to_text_protocol(messages: list[dict[str, Any]], tools_text: str) -> list[di
     for message in out:
         message.pop("_results", None)
     return out
+
+
+#: The tools must be worth this many tokens for their absence to be told from noise.
+TOOLS_MIN_TOKENS = 300
+
+
+def tools_ignored(request: dict[str, Any], prompt_tokens: int) -> bool:
+    """Whether a server counted the prompt as if the request had no tools: llama-server with a
+    chat template that cannot render tools accepts `tools` and silently drops them (issue 12).
+    True when the server's count is near the conversation alone (~4 characters a token) and
+    far below it with the tools, and not so low that the prompt was cut instead."""
+    messages = len(json.dumps(request.get("messages", []), ensure_ascii=False)) // 4
+    tools = len(json.dumps(request.get("tools", []), ensure_ascii=False)) // 4
+    if tools < TOOLS_MIN_TOKENS or prompt_tokens <= 0:
+        return False
+    return messages * 0.5 <= prompt_tokens < messages + tools * 0.3
+
+
+def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with no two user (or two plain assistant) messages in a row, as chat
+    templates that demand alternation need (Gemma's rejects the request otherwise): after a
+    failed or interrupted turn the history holds a user message with no answer, and the next
+    request would send two. Neighbours of one role are joined; the history itself is kept."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        previous = out[-1] if out else None
+        role = message.get("role")
+        if (
+            previous is not None
+            and role in ("user", "assistant")
+            and previous.get("role") == role
+            and not previous.get("tool_calls")
+        ):
+            merged = {**previous, **message}
+            merged["content"] = _joined(previous.get("content"), message.get("content"))
+            out[-1] = merged
+        else:
+            out.append(message)
+    return out
+
+
+def _joined(first: Any, second: Any) -> Any:
+    if isinstance(first, list) or isinstance(second, list):
+        parts: list[Any] = []
+        for content in (first, second):
+            if isinstance(content, list):
+                parts += content
+            elif content:
+                parts.append({"type": "text", "text": content})
+        return parts
+    return "\n\n".join(part for part in (first, second) if part) or None
 
 
 def _loads_or_raw(arguments: str) -> Any:

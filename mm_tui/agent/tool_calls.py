@@ -22,7 +22,7 @@ from mm_tui.agent.events import (
     TurnEnded,
     running_state,
 )
-from mm_tui.agent.loop_detector import LOOP_NOTE, LoopDetector, LoopVerdict, loop_stop_message
+from mm_tui.agent.loop_detector import LoopDetector, LoopVerdict
 from mm_tui.agent.output_store import FullOutputWriter
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
@@ -126,15 +126,13 @@ class ToolRunner:
             tally.count(kind)
             output, status, diff = self._execute(call.id, tool, args)
         recorded = parsed.arguments if parsed.arguments is not None else call.arguments
-        verdict = self.detector.record(call.name, recorded, output)
+        failed = status is not ToolStatus.DONE  # a repeated success is no failing result
+        verdict = self.detector.record(call.name, recorded, output, failed)
         if verdict is LoopVerdict.WARN:
-            output = f"{output}\n{LOOP_NOTE}"
-            self.signals.sink(
-                Notice("loop", f"{call.name}: the same call and result 3 times in a row")
-            )
+            output = f"{output}\n{self.detector.note()}"
+            self.signals.sink(Notice("loop", self.detector.notice(call.name)))
         elif verdict is LoopVerdict.STOP:
-            failed = status is not ToolStatus.DONE
-            output = loop_stop_message(call.name, self.detector.count, failed=failed)
+            output = self.detector.stop_message(call.name)
             self.loop_message = output
             status = ToolStatus.LOOP_DETECTED
         duration = time.monotonic() - started
