@@ -34,8 +34,41 @@ class ParsedArguments:
     error: str = ""
 
 
-def parse_arguments(raw: Any) -> ParsedArguments:
-    """Read the arguments of a tool call, repairing what a small model commonly breaks."""
+BADGE_SCHEMA = "arguments fitted to the schema"
+
+
+def parse_arguments(raw: Any, schema: dict[str, Any] | None = None) -> ParsedArguments:
+    """Read the arguments of a tool call, repairing what a small model commonly breaks; with
+    the tool's JSON `schema`, a JSON string where an array or object is expected is decoded
+    (`{"edits": "[{…}]"}`, issue 12)."""
+    parsed = _parse(raw)
+    if schema is None or parsed.arguments is None:
+        return parsed
+    fitted = fit_to_schema(parsed.arguments, schema)
+    if fitted is parsed.arguments:
+        return parsed
+    badge = ", ".join(b for b in (parsed.badge, BADGE_SCHEMA) if b)
+    return ParsedArguments(fitted, badge)
+
+
+def fit_to_schema(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """`arguments` with each string value decoded where the schema wants an array or object
+    and the string holds one; the same dict when nothing needed it."""
+    from mm_tui.agent.calls.jsonish import loads_lenient
+
+    properties = schema.get("properties") or {}
+    fitted: dict[str, Any] | None = None
+    for key, value in arguments.items():
+        wanted = (properties.get(key) or {}).get("type")
+        if not isinstance(value, str) or wanted not in ("array", "object"):
+            continue
+        decoded = loads_lenient(value) if value.strip()[:1] in "[{" else None
+        if isinstance(decoded, list if wanted == "array" else dict):
+            fitted = {**(fitted or arguments), key: decoded}
+    return fitted if fitted is not None else arguments
+
+
+def _parse(raw: Any) -> ParsedArguments:
     if isinstance(raw, dict):
         return ParsedArguments(raw, BADGE_OBJECT)
     if raw is None or not str(raw).strip():

@@ -99,7 +99,7 @@ class ToolRunner:
 
     def _run_call(self, call: AssembledCall, tally: TurnTally) -> tuple[LoopVerdict, ToolStatus]:
         tool = self.registry.resolve(call.name)
-        parsed = parse_arguments(call.arguments)
+        parsed = parse_arguments(call.arguments, tool.parameters if tool is not None else None)
         badges = [b for b in (call.badge, parsed.badge) if b]
         if tool is not None and tool.name != call.name:
             badges.insert(0, BADGE_NAME)

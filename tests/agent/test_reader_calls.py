@@ -142,3 +142,26 @@ def test_a_native_name_that_cannot_be_mended_is_left_for_the_unknown_tool_answer
 )
 def test_native_arguments_are_repaired(raw: str, expected: dict[str, object]) -> None:
     assert parse_arguments(raw).arguments == expected
+
+
+def test_a_long_answer_full_of_json_is_read_in_linear_time() -> None:
+    text = 'The JSON {"x": 1} shows ' * 3000 + '{"name": "bash", "arguments": {"command": "ls"}}'
+    lines = "line\n" * 3000 + 'get_weather\n{"location": "Paris"}'
+    started = time.monotonic()
+    assert calls_of(text) == [("bash", {"command": "ls"})]
+    assert calls_of(lines) == [("get_weather", {"location": "Paris"})]
+    assert calls_of("[a] (b) {c: d} <x>y</x> `z` " * 3000) == []
+    assert time.monotonic() - started < 5
+
+
+def test_a_json_string_where_the_schema_wants_an_array_is_decoded() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "edits": {"type": "array"}},
+    }
+    raw = '{"path": "a.py", "edits": "[{\\"old\\": \\"x\\", \\"new\\": \\"y\\"}]"}'
+    parsed = parse_arguments(raw, schema)
+    assert parsed.arguments == {"path": "a.py", "edits": [{"old": "x", "new": "y"}]}
+    assert parsed.badge == "arguments fitted to the schema"
+    content = '{"path": "[1, 2]", "edits": []}'  # a string the schema wants stays a string
+    assert parse_arguments(content, schema).arguments == {"path": "[1, 2]", "edits": []}

@@ -207,8 +207,7 @@ _NAME_BEFORE = re.compile(r"(?:\[Calling tool:\s*)?([A-Za-z_][\w.-]*)\s*(\(\s*)?
 def _named_json(text: str, span: Span, is_known: IsKnown) -> Found | None:
     """`get_weather\\n{…}` (GLM-4-0414) or `name({…})` / `[Calling tool: name({…})]`: a
     declared name right before a JSON object of arguments."""
-    line_start = text.rfind("\n", 0, span.start) + 1
-    before = text[max(line_start - 200, 0) : span.start]
+    before = text[max(span.start - 200, 0) : span.start]
     match = _NAME_BEFORE.search(before.rstrip(" \t\n") if not before.endswith("(") else before)
     if match is None or not span.closed:
         return None

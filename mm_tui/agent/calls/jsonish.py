@@ -214,7 +214,6 @@ def values_in(
         j = _next_opener(text, i, stop)
         if j < 0:
             break
-        tries += 1
         span = scan_value(text, j, stop)
         if span.depth > MAX_DEPTH:
             found.append((span, None))
@@ -229,6 +228,7 @@ def values_in(
             found.append((span, value))
             i = span.end if span.end > j else j + 1
             continue
+        tries += 1  # only an unreadable value costs a rescan of its inside
         found.append((span, None))  # unreadable: reported (a cut, or broken JSON that may
         if span.in_string and span.end >= stop:  # still name its tool), and its inside is read
             break
