@@ -165,3 +165,21 @@ def test_a_json_string_where_the_schema_wants_an_array_is_decoded() -> None:
     assert parsed.badge == "arguments fitted to the schema"
     content = '{"path": "[1, 2]", "edits": []}'  # a string the schema wants stays a string
     assert parse_arguments(content, schema).arguments == {"path": "[1, 2]", "edits": []}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use <function=bash> to run commands.",
+        'Call <invoke name="bash"> when you need a shell.',
+        "I will now call <tool_call>bash",
+    ],
+)
+def test_markup_mentioned_in_prose_or_cut_before_its_body_is_no_call(text: str) -> None:
+    assert calls_of(text) == []
+
+
+def test_markup_calls_without_arguments_need_their_closer() -> None:
+    assert calls_of("<tool_call>\n<function=bash>\n</function>\n</tool_call>") == [("bash", {})]
+    assert calls_of('<invoke name="bash"></invoke>') == [("bash", {})]
+    assert calls_of("<tool_call>bash</tool_call>") == [("bash", {})]

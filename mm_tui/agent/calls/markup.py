@@ -84,9 +84,10 @@ def find_qwen(text: str, masked: str) -> list[Found]:
             arguments: Any = {p.group("key"): value_of(p.group("value")) for p in parameters}
         else:
             stripped = body.strip()
-            arguments = loads_lenient(stripped) if stripped else {}
-            if arguments is None:
-                arguments = stripped
+            closed = match.group(0).endswith("</function>")
+            arguments = loads_lenient(stripped) if stripped else ({} if closed else None)
+            if not isinstance(arguments, dict):
+                continue  # `<function=bash>` mentioned in prose, or cut before its body
         start, end = _widen(text, match.start(), match.end())
         found.append(
             Found(start, end, [RawCall(match.group("name"), arguments)], BADGE_TEXT_XML, MARKED)
@@ -109,6 +110,9 @@ def find_invoke(text: str, masked: str, is_known: IsKnown) -> list[Found]:
             arguments = body.strip() if arguments is None else arguments
         else:
             arguments = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
+            closed = match.group(0).endswith(("</invoke>", "</function>"))
+            if not arguments and (body.strip() or not closed):
+                continue  # `<invoke name="bash">` mentioned in prose, or cut before its body
         start, end = _widen(text, match.start(), match.end())
         calls = [RawCall(match.group("name"), arguments)]
         found.append(Found(start, end, calls, BADGE_TEXT_INVOKE, MARKED))
@@ -129,8 +133,8 @@ def find_glm(text: str, masked: str) -> list[Found]:
             }
         else:
             bare = _BARE_NAME.fullmatch(body)
-            if bare is None:
-                continue
+            if bare is None or not match.group(0).endswith("</tool_call>"):
+                continue  # a bare name counts only when its </tool_call> closes it
             name, pairs = bare.group(1), {}
         if not name or "<" in name or "{" in name:
             continue
