@@ -27,9 +27,9 @@ def test_a_prompt_counted_without_the_tools_switches_to_text_once(
 ) -> None:
     call = '<tool_call>{"name": "bash", "arguments": {"command": "echo hi"}}</tool_call>'
     agent, events = make_agent(tools=TOOLS)
-    agent.conversation.append({"role": "user", "content": "say hi"})  # the request to be sent
-    counted = without_tools_tokens(agent.model_call.request("scripted-model"))
-    agent.conversation.replace_messages(agent.conversation.messages[:-1])
+    before = agent.model_call.request("scripted-model")  # what the turn will send, less its
+    sent = {"messages": [*before["messages"], {"role": "user", "content": "say hi"}]}  # prompt
+    counted = without_tools_tokens(sent)
     usage = {"prompt_tokens": counted, "completion_tokens": 5}
     model_server.enqueue(Reply(text=call, usage=usage), Reply(text="Done."))
 
