@@ -25,7 +25,7 @@ __all__ = ["CUT_REASON", "TextCall", "TextCalls", "read_calls"]
 
 CUT_REASON = "[not run: the reply ended inside this call ({why}) — call it again, whole]"
 _LEFTOVER_TOKENS = re.compile(
-    r"<\|(?:tool_calls?_section_(?:begin|end)|tool_call_(?:start|end)|python_tag|eom_id|eot_id"
+    r"<\|(?:tool_calls?_section_(?:begin|end)|tool_call_(?:start|end)|python_(?:tag|start|end)|eom_id|eot_id"
     r"|constrain|message|channel|start|end|call|return)\|>|</?minimax:tool_call>"
 )
 

@@ -7,6 +7,7 @@ literals (`true`, `null`) and raw newlines inside strings are accepted.
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import re
 from typing import Any
@@ -23,7 +24,10 @@ from mm_tui.agent.calls.model import (
 
 log = logging.getLogger(__name__)
 
-_TOKENS = re.compile(r"<\|tool_call_start\|>(?P<body>.*?)(?:<\|tool_call_end\|>|$)", re.DOTALL)
+_TOKENS = re.compile(
+    r"<\|(?:tool_call_start|python_start)\|>(?P<body>.*?)(?:<\|(?:tool_call_end|python_end)\|>|$)",
+    re.DOTALL,
+)
 _PYTHON_TAG = re.compile(
     r"<\|python_tag\|>(?P<body>[^{\[].*?)(?:<\|eom_id\|>|<\|eot_id\|>|$)", re.DOTALL
 )
@@ -78,26 +82,34 @@ def parse_calls(body: str) -> list[RawCall] | None:
         return None
     items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
     calls: list[RawCall] = []
+    python = _python_source(source)
     for item in items:
         if not isinstance(item, ast.Call) or item.args:
             return None
+        name = ast.unparse(item.func)
         try:
-            name = ast.unparse(item.func)
-            arguments: dict[str, Any] = {
-                kw.arg: ast.literal_eval(kw.value) for kw in item.keywords if kw.arg
-            }
+            arguments: Any = {kw.arg: ast.literal_eval(kw.value) for kw in item.keywords if kw.arg}
+            json.dumps(arguments, allow_nan=False)  # bytes, sets, 1e999: no JSON value
         except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
-            log.debug("a pythonic argument is not a literal", exc_info=True)
-            return None
+            log.debug("a pythonic argument is no JSON value", exc_info=True)
+            arguments = ast.get_source_segment(python, item) or name  # the model hears why
         calls.append(RawCall(name, arguments))
     return calls or None
+
+
+def _broken_call(body: str) -> list[RawCall] | None:
+    """A marked block that starts like a call but does not parse: kept with its raw text, so
+    the model hears that its call was broken."""
+    match = re.match(r"\s*\[?\s*([A-Za-z_][\w.]*)\(", body)
+    return [RawCall(match.group(1), body.strip())] if match else None
 
 
 def find_pythonic(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found: list[Found] = []
     for pattern, strength in ((_TOKENS, MARKED), (_PYTHON_TAG, MARKED), (_FENCE, FENCED)):
         for match in pattern.finditer(masked):
-            calls = parse_calls(text[match.start("body") : match.end("body")])
+            body = text[match.start("body") : match.end("body")]
+            calls = parse_calls(body) or (_broken_call(body) if strength == MARKED else None)
             if calls:
                 found.append(
                     Found(match.start(), match.end(), calls, BADGE_TEXT_PYTHONIC, strength)
