@@ -183,3 +183,13 @@ def test_markup_calls_without_arguments_need_their_closer() -> None:
     assert calls_of("<tool_call>\n<function=bash>\n</function>\n</tool_call>") == [("bash", {})]
     assert calls_of('<invoke name="bash"></invoke>') == [("bash", {})]
     assert calls_of("<tool_call>bash</tool_call>") == [("bash", {})]
+
+
+def test_hostile_markup_floods_are_read_in_linear_time() -> None:
+    started = time.monotonic()
+    assert calls_of("<a>" * 100_000) == []
+    assert calls_of("<bash>" * 100_000) == []
+    assert calls_of("x" * 1_000_000) == []
+    assert calls_of("word:" * 200_000) == []
+    assert len(calls_of("<bash><command>ls</command></bash> " * 2000)) == 2000
+    assert time.monotonic() - started < 10

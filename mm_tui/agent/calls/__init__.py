@@ -73,12 +73,15 @@ def read_calls(
         badge = f"{BADGE_REASONING}: {item.badge.split(': ', 1)[-1]}" if reasoning else item.badge
         for call in item.calls:
             calls.append(TextCall(call.name, call.arguments, raw, badge, why))
-    remaining = text
-    for item in sorted(chosen, key=lambda f: f.start, reverse=True):
-        left, right = remaining[: item.start], remaining[item.end :]
-        if left.endswith((" ", "\t")) and right.startswith((" ", "\t")):
-            left, right = left.rstrip(" \t") + " ", right.lstrip(" \t")
-        remaining = left + right
+    pieces: list[str] = []
+    at = 0
+    for start, end in [*((item.start, item.end) for item in chosen), (len(text), len(text))]:
+        piece, at = text[at:start], end  # chosen: sorted by start, not overlapping
+        before = next((p for p in reversed(pieces) if p), "")
+        if before.endswith((" ", "\t")) and piece.startswith((" ", "\t")):
+            piece = piece.lstrip(" \t")
+        pieces.append(piece)
+    remaining = "".join(pieces)
     if chosen:
         remaining = special_tokens.HARMONY_NOISE.sub("", remaining)
         remaining = special_tokens.DEEPSEEK_NOISE.sub("", remaining)

@@ -54,6 +54,7 @@ _GLM_PAIR = re.compile(
     r"(?:</arg_value>|(?=<arg_key>)|(?=</tool_call>)|$)",
     re.DOTALL,
 )
+_OPENER = re.compile(r"<([A-Za-z_][\w-]*)>")
 _BARE_NAME = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*$")
 
 
@@ -145,19 +146,26 @@ def find_glm(text: str, masked: str) -> list[Found]:
 
 def find_tool_tags(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     """`<bash><command>ls</command></bash>`: a declared tool's name as the tag, one child tag
-    per argument (the style Cline and Roo Code prompt for)."""
+    per argument (the style Cline and Roo Code prompt for). Linear: each tag's next closer is
+    looked for once, not once per opener."""
     found: list[Found] = []
-    for match in re.finditer(
-        r"<(?P<tag>[A-Za-z_][\w-]*)>(?P<body>.*?)</(?P=tag)>", masked, re.DOTALL
-    ):
-        name = match.group("tag")
-        if not is_known(name):
+    next_closer: dict[str, int] = {}
+    consumed = 0
+    for opener in _OPENER.finditer(masked):
+        name = opener.group(1)
+        if opener.start() < consumed or not is_known(name):
             continue
-        body = text[match.start("body") : match.end("body")]
+        closer = next_closer.get(name, -2)
+        if closer != -1 and closer < opener.end():
+            closer = masked.find(f"</{name}>", opener.end())
+            next_closer[name] = closer
+        if closer < 0:
+            continue
+        body = text[opener.end() : closer]
         children = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
         if not children and body.strip():
             continue
-        found.append(
-            Found(match.start(), match.end(), [RawCall(name, children)], BADGE_TEXT_XML, MARKED)
-        )
+        end = closer + len(name) + 3
+        found.append(Found(opener.start(), end, [RawCall(name, children)], BADGE_TEXT_XML, MARKED))
+        consumed = end
     return found

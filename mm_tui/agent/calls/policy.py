@@ -49,8 +49,9 @@ def mask(text: str) -> str:
 def is_illustration(text: str, start: int) -> bool:
     """Whether the prose just before `start` (its line and the line before) presents what
     follows as an example."""
-    line_start = text.rfind("\n", 0, max(start - 1, 0))
-    line_start = text.rfind("\n", 0, max(line_start, 0)) + 1 if line_start > 0 else 0
+    window = max(start - 300, 0)
+    line_start = text.rfind("\n", window, max(start - 1, 0))
+    line_start = text.rfind("\n", window, max(line_start, 0)) + 1 if line_start > 0 else window
     return bool(_ILLUSTRATION.search(text[line_start:start]))
 
 
@@ -59,7 +60,7 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
     the policy above, names cleaned."""
     chosen: list[Found] = []
     for item in sorted(found, key=lambda f: (f.start, -f.strength, -(f.end - f.start))):
-        if any(item.start < c.end and c.start < item.end for c in chosen):
+        if chosen and item.start < chosen[-1].end:  # starts sorted, ends increasing
             continue
         chosen.append(item)
     kept: list[Found] = []

@@ -38,6 +38,12 @@ _KIMI_CALL = re.compile(
     re.DOTALL,
 )
 
+_KIMI_LOOSE = re.compile(  # a call whose section (and begin) tokens were lost
+    r"(?:<\|tool_call_begin\|>\s*)?(?<![\w.-])(?P<id>(?:functions\.)?[A-Za-z_][\w.-]*:\d+)\s*"
+    r"<\|tool_call_argument_begin\|>\s*(?P<args>.*?)\s*(?:<\|tool_call_end\|>|(?=<\|tool_call_begin\|>)|$)",
+    re.DOTALL,
+)
+
 # -- DeepSeek ------------------------------------------------------------------------------------
 _BAR = r"[|｜]"
 _SEP = r"[▁_ ]"
@@ -110,6 +116,12 @@ def find_kimi(text: str, masked: str) -> list[Found]:
             found.append(
                 Found(section.start(), section.end(), calls, BADGE_TEXT_TOKENS, MARKED, cut)
             )
+    for loose in _KIMI_LOOSE.finditer(masked):  # overlaps with a section: dropped by policy
+        raw = text[loose.start("args") : loose.end("args")]
+        value, _, was_cut = _json_at(raw, 0, len(raw))
+        arguments: Any = value if isinstance(value, dict) else raw
+        calls = [RawCall(loose.group("id"), arguments)]
+        found.append(Found(loose.start(), loose.end(), calls, BADGE_TEXT_TOKENS, MARKED, was_cut))
     return found
 
 
