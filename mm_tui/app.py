@@ -22,7 +22,6 @@ from textual.widgets import Footer
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Notice,
-    PermissionAnswer,
     PermissionRequest,
     PermissionResolved,
     ReasoningDelta,
@@ -38,6 +37,7 @@ from mm_tui.agent.events import (
 )
 from mm_tui.agent.port import AgentPort
 from mm_tui.surface import ScreenSurface
+from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
@@ -58,7 +58,6 @@ log = logging.getLogger(__name__)
 
 AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
-ANSWER_KEYS = frozenset(answer.value for answer in PermissionAnswer)
 
 
 class MMApp(App[int]):
@@ -73,9 +72,7 @@ class MMApp(App[int]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", priority=True, id="app.interrupt"),
-        Binding("a", "answer('a')", "Allow once", priority=True, id="app.allow_once"),
-        Binding("s", "answer('s')", "Allow for session", priority=True, id="app.allow_session"),
-        Binding("r", "answer('r')", "Reject", priority=True, id="app.reject"),
+        Binding("f2", "focus_question", "Answer", id="app.focus_question"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
@@ -188,6 +185,19 @@ class MMApp(App[int]):
     def _prompt_changed(self, message: PromptInput.Changed) -> None:
         self.query_one(SlashMenu).show_matches(message.text_area.text)
 
+    # -- the permission question (issue 11: typing never answers it; F2 goes to it) --------
+
+    @on(PermissionQuestion.Answered)
+    def _question_answered(self, message: PermissionQuestion.Answered) -> None:
+        self.action_answer(message.key)
+        self.query_one(PromptInput).focus()
+
+    def action_focus_question(self) -> None:
+        """F2: go to the open question to answer it."""
+        questions = self.query(PermissionQuestion)
+        if questions:
+            questions.first().focus()
+
     # -- events from the core -------------------------------------------------------------
 
     @on(notes.EventsArrived)
@@ -262,16 +272,9 @@ class MMApp(App[int]):
 
     # -- keys -----------------------------------------------------------------------------
 
-    def refresh_bindings(self) -> None:
-        """Also lend a/s/r from the prompt to the app while a question is open."""
-        if self.is_mounted:
-            prompt = self.query_one(PromptInput)
-            prompt.reserved_keys = ANSWER_KEYS if self.turns.questions else frozenset()
-        super().refresh_bindings()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         on_main_screen = len(self.screen_stack) == 1
-        if action == "answer":
+        if action == "focus_question":
             return bool(self.turns.questions) and on_main_screen
         if action == "interrupt":
             return self.turns.running and on_main_screen

@@ -1,23 +1,36 @@
 """The question a tool row asks under `permissions: ask`: exactly what will run or change.
 
-The keys a/s/r are bound on the app (priority bindings) so they answer even while the prompt
-has focus; this widget only shows the question and its answer hint.
+What the person approves must be what runs (issue 11). The command (or what a file tool
+will do) is shown whole and wrapped, with every character that could hide part of it
+escaped and marked (`support.terminal_text.visible_parts`); the path is absolute and marked
+when outside the project; `s` names exactly what it grants.
+
+An answer is always deliberate: the question owns the keys a/s/r and only while it has the
+focus, and it never takes the focus by itself — F2 (or a click) goes to it. Whatever you type
+in the prompt stays there: a message full of a, s and r answers nothing, and a question that
+arrives while you type is not answered by the next key.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalGroup
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest
-from mm_tui.widgets.output_log import DiffLog, OutputLog
+from mm_tui.support.terminal_text import visible_parts
+from mm_tui.widgets.output_log import DiffLog
 
 QUESTIONS = {
     "bash": "Run this command?",
     "write_file": "Write this file?",
     "edit_file": "Apply this edit?",
+    "read_file": "Read this file outside the project?",
     "lsp": "Apply this rename?",
 }
 ANSWER_WORDS = {
@@ -26,6 +39,8 @@ ANSWER_WORDS = {
     PermissionAnswer.REJECT: "rejected",
 }
 AUTOMATIC_ANSWER = "allowed without asking"
+FOCUS_KEY = "f2"
+ESCAPE_STYLE = "reverse $warning"
 
 
 def answer_text(answer: PermissionAnswer, automatic: bool) -> str:
@@ -35,19 +50,46 @@ def answer_text(answer: PermissionAnswer, automatic: bool) -> str:
     return ANSWER_WORDS[answer]
 
 
-def key_hints(tool: str) -> Content:
-    """`a allow once · s allow bash for this session · r reject`."""
-    return Content(" · ").join(
-        [
-            Content.assemble(("a", "bold $success"), " allow once"),
-            Content.assemble(("s", "bold $success"), f" allow {tool} for this session"),
-            Content.assemble(("r", "bold $error"), " reject"),
-        ]
+def shown_exactly(text: str) -> Content:
+    """`text` with every hiding character escaped and drawn in reverse, so an escape can
+    never be mistaken for characters that were typed."""
+    return Content.assemble(
+        *((piece, ESCAPE_STYLE) if escaped else piece for piece, escaped in visible_parts(text))
     )
 
 
-class PermissionQuestion(VerticalGroup):
-    """The question, the command or file (with its diff), and the three keys."""
+def key_hints(tool: str, grant: str = "", *, focused: bool = True) -> Content:
+    """`a allow once · s allow bash(git status *) for this session · r reject`."""
+    hints = Content(" · ").join(
+        [
+            Content.assemble(("a", "bold $success"), " allow once"),
+            Content.assemble(
+                ("s", "bold $success"), " allow ", shown_exactly(grant or tool), " for this session"
+            ),
+            Content.assemble(("r", "bold $error"), " reject"),
+        ]
+    )
+    if focused:
+        return hints
+    return Content.assemble((FOCUS_KEY.upper(), "bold $warning"), " goes to the question · ", hints)
+
+
+class PermissionQuestion(VerticalGroup, can_focus=True):
+    """The question, the command or file (with its diff), and the three keys it owns."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "answer('a')", "Allow once", id="question.allow_once"),
+        Binding("s", "answer('s')", "Allow for session", id="question.allow_session"),
+        Binding("r", "answer('r')", "Reject", id="question.reject"),
+    ]
+
+    class Answered(Message):
+        """The person answered this question with a key."""
+
+        def __init__(self, call_id: str, key: str) -> None:
+            super().__init__()
+            self.call_id = call_id
+            self.key = key
 
     def __init__(self, request: PermissionRequest, *, preview_lines: int) -> None:
         super().__init__(classes="permission-question")
@@ -57,8 +99,24 @@ class PermissionQuestion(VerticalGroup):
     def compose(self) -> ComposeResult:
         question = QUESTIONS.get(self.request.name, f"Allow {self.request.name}?")
         yield Static(Content.styled(question, "bold $warning"), classes="question")
+        if self.request.location:
+            outside = "outside the project" in self.request.location
+            style = "bold $error" if outside else "dim"
+            yield Static(Content.styled(f"→ {self.request.location}", style), classes="location")
         if self.request.detail:
-            yield OutputLog(self.request.detail, height=self.preview_lines, classes="detail")
+            yield Static(shown_exactly(self.request.detail), classes="detail")
         if self.request.diff:
             yield DiffLog(self.request.diff, height=self.preview_lines)
-        yield Static(key_hints(self.request.name), classes="keys")
+        yield Static(self._hints(focused=self.has_focus), classes="keys")
+
+    def on_focus(self) -> None:
+        self.query_one(".keys", Static).update(self._hints(focused=True))
+
+    def on_blur(self) -> None:
+        self.query_one(".keys", Static).update(self._hints(focused=False))
+
+    def action_answer(self, key: str) -> None:
+        self.post_message(self.Answered(self.request.call_id, key))
+
+    def _hints(self, *, focused: bool) -> Content:
+        return key_hints(self.request.name, self.request.grant, focused=focused)

@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
+from mm_tui.widgets.permission import PermissionQuestion
 
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"
 FIXED_CWD = Path("/home/dev/greeter")
@@ -112,6 +113,18 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], what: str) 
             return
         await pilot.pause(0.02)
     raise AssertionError(f"never happened: {what}")
+
+
+async def answer(pilot: Pilot[Any], key: str) -> None:
+    """Answer the open question deliberately, as the person does (issue 11): F2 goes to the
+    question, then its key."""
+    app = pilot.app
+    await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "a question is shown")
+    question = app.query(PermissionQuestion).first()
+    if not question.has_focus:
+        await pilot.press("f2")
+    await wait_for(pilot, lambda: question.has_focus, "the question has the focus")
+    await pilot.press(key)
 
 
 async def send(pilot: Pilot[Any], text: str) -> None:

@@ -17,7 +17,7 @@ from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine
-from tests.window.conftest import agent_of, send, wait_for
+from tests.window.conftest import agent_of, answer, send, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +67,7 @@ async def test_a_bash_call_allowed_with_a_runs_once(model_server: Any, live_app:
         await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
         assert app.query_one(StatusLine).state == WAITING_FOR_ANSWER
         assert app.query_one(PermissionQuestion).request.detail == "echo hi"
-        await pilot.press("a")
+        await answer(pilot, "a")
         await wait_for(pilot, turn_over(app), "the turn ends")
         row = next(iter(app.transcript.rows.values()))
         assert (row.status, row.output, row.answer) == (ToolStatus.DONE, "hi\n", "allowed once")
@@ -90,7 +90,7 @@ async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
         await send(pilot, "Run two commands")
         await wait_for(pilot, lambda: bool(app.turns.questions), "the first row asks")
         asked += list(app.turns.questions)
-        await pilot.press("s")
+        await answer(pilot, "s")
         await wait_for(pilot, turn_over(app), "the turn ends")
         first, second = app.transcript.rows.values()
         assert first.answer == "allowed for the session"
@@ -110,7 +110,7 @@ async def test_permissions_lists_the_grants_and_revokes_one(
     async with app.run_test() as pilot:
         await send(pilot, "Run true")
         await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
-        await pilot.press("s")
+        await answer(pilot, "s")
         await wait_for(pilot, turn_over(app), "the turn ends")
         await send(pilot, "/permissions")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "GrantsScreen", "grants")
@@ -133,7 +133,7 @@ async def test_a_bash_call_rejected_with_r_is_not_run(
     async with app.run_test() as pilot:
         await send(pilot, "Make a file")
         await wait_for(pilot, lambda: bool(app.turns.questions), "the row asks")
-        await pilot.press("r")
+        await answer(pilot, "r")
         await wait_for(pilot, turn_over(app), "the turn ends")
         row = next(iter(app.transcript.rows.values()))
         assert (row.status, row.answer) == (ToolStatus.REJECTED, "rejected")
@@ -155,7 +155,7 @@ async def test_an_edit_asks_with_its_diff_and_shows_it_when_done(
         question = app.query_one(PermissionQuestion)
         assert question.request.diff and "+" in question.request.diff
         assert question.query(DiffLog)
-        await pilot.press("a")
+        await answer(pilot, "a")
         await wait_for(pilot, turn_over(app), "the turn ends")
         row = next(iter(app.transcript.rows.values()))
         assert row.status == ToolStatus.DONE and row.diff
@@ -226,7 +226,7 @@ async def test_a_message_typed_during_a_turn_is_queued(model_server: Any, live_a
         await send(pilot, "two")
         assert list(app.turns.queue) == ["two"]
         assert app.query_one(StatusLine).queued == 1
-        await pilot.press("a")
+        await answer(pilot, "a")
         await wait_for(pilot, turn_over(app, 2), "both turns end")
         assert [m.text for m in app.query(UserMessage)] == ["one", "two"]
         assert answers(app) == ["first answer", "second answer"]
