@@ -25,6 +25,7 @@ from mm_tui.agent.events import (
     TurnEnded,
     TurnSummary,
 )
+from mm_tui.support.terminal_text import literal_stream
 
 
 def row_line(event: ToolFinished) -> str:
@@ -37,7 +38,8 @@ class HeadlessPrinter:
     """The headless sink: prints events as they come, rejects permission questions."""
 
     def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        self.out, self.err = out, err
+        # issue 11: nothing a model, a file or a server wrote reaches the terminal raw
+        self.out, self.err = literal_stream(out), literal_stream(err)
         self._at_line_start = True
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:

@@ -12,8 +12,10 @@ long runs of spaces) instead of removing it.
 
 from __future__ import annotations
 
+import io
 import re
 import unicodedata
+from typing import TextIO, cast
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and two-character escapes.
 _ESCAPE_SEQUENCE = re.compile(
@@ -42,6 +44,30 @@ def _after_carriage_return(line: str) -> str:
         return line
     parts = [part for part in line.split("\r") if part]
     return parts[-1] if parts else ""
+
+
+class LiteralWriter(io.TextIOBase):
+    """A text stream that writes only `literal` text: headless output to a terminal (stdout,
+    stderr) can carry no escape sequence and no control character but newline and tab."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str, /) -> int:
+        self.stream.write(literal(s))
+        return len(s)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def literal_stream(stream: TextIO) -> TextIO:
+    """`stream` behind a LiteralWriter, typed as the stream it stands for."""
+    # a TextIOBase, not a typing.TextIO: it quacks as the stream it wraps
+    return cast(TextIO, cast(object, LiteralWriter(stream)))
 
 
 def first_line(text: str) -> str:
