@@ -14,9 +14,12 @@ the name exists, even as a dangling symbolic link (a planted link cannot redirec
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 def write_atomically(
@@ -26,8 +29,12 @@ def write_atomically(
     durable: bool = False,
     new_file_mode: int = 0o666,
     exclusive: bool = False,
-) -> None:
+) -> int:
     """Replace (or create) `path` with `data`, creating missing parent directories.
+
+    An existing file keeps its owner, group, mode and extended attributes. A file with other
+    hard links is written in place (so every name sees the change, not only this one); the
+    number of those other links is returned (0: replaced by a rename, or new).
 
     With `durable`, the data and the rename are on disk when this returns (fsync of the file,
     then of its directory). A new file gets `new_file_mode` minus the umask (sessions: 0o600,
@@ -44,17 +51,22 @@ def write_atomically(
         target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        kept_mode: int | None = None if exclusive else stat.S_IMODE(os.stat(target).st_mode)
+        info: os.stat_result | None = None if exclusive else os.stat(target)
     except FileNotFoundError:
-        kept_mode = None
+        info = None
+    kept_mode = stat.S_IMODE(info.st_mode) if info is not None else None
     # A read-only file says "do not change me", to root too (a rename would replace it).
     if kept_mode is not None and (kept_mode & 0o222 == 0 or not os.access(target, os.W_OK)):
         raise PermissionError(errno.EACCES, f"the file is read-only (mode {kept_mode:o})")
+    if info is not None and info.st_nlink > 1 and stat.S_ISREG(info.st_mode):
+        _write_in_place(target, data, durable=durable)
+        return info.st_nlink - 1
     temporary = target.parent / f".{target.name}.{os.urandom(4).hex()}.mm-tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, new_file_mode)
     try:
         try:
-            if kept_mode is not None:
+            if info is not None and kept_mode is not None:
+                _keep_owner_and_attributes(descriptor, target, info)
                 os.fchmod(descriptor, kept_mode)
             view = memoryview(data)
             while view:
@@ -73,6 +85,42 @@ def write_atomically(
         raise
     if durable:
         sync_directory(target.parent)
+    return 0
+
+
+def _keep_owner_and_attributes(descriptor: int, target: Path, info: os.stat_result) -> None:
+    """Give the new file the old one's owner, group and extended attributes, where allowed
+    (a file owned by someone else keeps its owner only when mm-tui runs as root)."""
+    if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.fchown(descriptor, info.st_uid, info.st_gid)
+        except OSError:
+            log.debug("cannot keep the owner of %s", target, exc_info=True)
+    try:
+        names = os.listxattr(target)
+    except OSError:
+        log.debug("cannot list the extended attributes of %s", target, exc_info=True)
+        return
+    for name in names:
+        try:
+            os.setxattr(descriptor, name, os.getxattr(target, name))
+        except OSError:
+            log.debug("cannot keep the attribute %s of %s", name, target, exc_info=True)
+
+
+def _write_in_place(target: Path, data: bytes, *, durable: bool) -> None:
+    """Overwrite a hard-linked file's content where it is (not atomic: the price of keeping
+    every link to it)."""
+    descriptor = os.open(target, os.O_WRONLY | os.O_TRUNC)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(descriptor, view)
+            view = view[written:]
+        if durable:
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def link_exclusively(temporary: Path, target: Path) -> None:

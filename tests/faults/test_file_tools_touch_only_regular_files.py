@@ -142,3 +142,26 @@ def test_leftover_temporary_files_of_a_killed_write_are_removed(tmp_path: Path) 
     removed = safe_files.remove_leftover_temporaries(tmp_path)
     assert removed == [old]
     assert not old.exists() and young.exists() and keep.exists()
+
+
+def test_an_edit_keeps_owner_group_mode_and_attributes_and_every_hard_link(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "a.py"
+    target.write_text("x = 1\n")
+    os.chmod(target, 0o640)
+    os.chown(target, 1234, 2345)  # the suite runs as root in CI; someone else's file
+    os.setxattr(target, "user.mm.origin", b"kept")
+    edit = {"path": "a.py", "edits": [{"old": "x = 1", "new": "x = 2"}]}
+    result = EditFileTool().run(edit, ToolContext(cwd=tmp_path))
+    assert result.status is ToolStatus.DONE
+    info = target.stat()
+    assert (info.st_uid, info.st_gid, info.st_mode & 0o777) == (1234, 2345, 0o640)
+    assert os.getxattr(target, "user.mm.origin") == b"kept"
+
+    other = tmp_path / "other-name.py"
+    os.link(target, other)
+    edit = {"path": "a.py", "edits": [{"old": "x = 2", "new": "x = 3"}]}
+    result = EditFileTool().run(edit, ToolContext(cwd=tmp_path))
+    assert other.read_text() == "x = 3\n" == target.read_text()  # both names changed
+    assert "has 1 other hard link(s): it was written in place" in result.output

@@ -51,6 +51,10 @@ from mm_tui.agent.tools.safe_files import (
 from mm_tui.support.atomic_write import write_atomically
 
 NAME = "edit_file"
+HARD_LINKS = (
+    "[note: {path} has {count} other hard link(s): it was written in place, so every name "
+    "shows the change]"
+)
 AMBIGUOUS = (
     "old text appears {count} times (lines {lines}) — to change ONE of them, include its "
     "surrounding lines in old until the text is unique; to change several, send one edit "
@@ -181,14 +185,17 @@ class EditFileTool(Tool):
         plan = _plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
+        links = 0
         if not plan.dry_run:
             try:
-                write_atomically(plan.path, plan.data)
+                links = write_atomically(plan.path, plan.data)
             except OSError as error:
                 reason = error.strerror or str(error)
                 message = CANNOT_WRITE.format(path=plan.shown_path, reason=reason)
                 return ToolResult(message, ToolStatus.FAILED)
         header = _header(DRY_RUN_HEADER if plan.dry_run else APPLIED_HEADER, plan)
+        if links:
+            header += "\n" + HARD_LINKS.format(path=plan.shown_path, count=links)
         output = truncate_output(f"{header}\n{plan.diff.numbered}", ctx.max_output)
         return ToolResult(output, diff=plan.diff.unified)
 
