@@ -59,6 +59,8 @@ class Config:
     deny_rules: tuple[str, ...] = ()
     #: At most this many tool calls of one model message run; the rest answer "not run".
     max_tool_calls: int = 32
+    #: Processes one bash command may add (RLIMIT_NPROC; a fork bomb stops there).
+    max_processes: int = 512
     #: Environment variables removed for bash and language servers, beyond the built-in
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = ()

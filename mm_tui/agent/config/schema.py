@@ -64,6 +64,7 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     auto_compact: Fraction | None | UnsetType = field(name="autoCompact", default=UNSET)
     lsp_servers: LspSection | None | UnsetType = field(name="lsp", default=UNSET)
     max_tool_calls: Positive | None | UnsetType = field(name="maxToolCalls", default=UNSET)
+    max_processes: Positive | None | UnsetType = field(name="maxProcesses", default=UNSET)
     scrub_env: list[str] | None | UnsetType = field(name="scrubEnv", default=UNSET)
 
 
@@ -84,6 +85,7 @@ EXPECTED: dict[str, str] = {
     "permissions.ask": "a list of rules like bash(git push *)",
     "permissions.deny": "a list of rules like bash(rm *) or read_file(~/.ssh/**)",
     "maxToolCalls": "a whole number of tool calls",
+    "maxProcesses": "a whole number of processes",
     "scrubEnv": "a list of environment variable names or patterns like *_PASSWORD",
     "yolo": "true or false",
     "maxTurns": "a whole number",

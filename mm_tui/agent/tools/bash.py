@@ -41,6 +41,13 @@ from mm_tui.agent.tools.base import (
     ToolPreview,
     ToolResult,
 )
+from mm_tui.support.call_processes import (
+    MARK_NAME,
+    end_marked,
+    new_mark,
+    process_limit,
+    set_up_once,
+)
 from mm_tui.support.process_group import end_group_sync
 from mm_tui.support.secret_env import scrubbed_environment
 from mm_tui.support.terminal_text import visible
@@ -63,6 +70,11 @@ FLOOD_LINE = (
     "redirect its output to a file and read the part you need]"
 )
 CANNOT_START = "[error: cannot start bash: {reason}]"
+PROCESS_LIMIT_LINE = (
+    "[error: the command hit the limit of {limit} processes (maxProcesses), so forks failed]"
+)
+DEFAULT_MAX_PROCESSES = 512  # a build with many jobs fits; a fork bomb does not
+_FORK_FAILED = re.compile(r"fork: (?:retry: )?Resource temporarily unavailable")
 
 DESCRIPTION = (
     "Run a shell command with bash -c in the project directory and get its output "
@@ -150,8 +162,11 @@ class BashTool(Tool):
     fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, timeout: float = DEFAULT_TIMEOUT, max_processes: int = DEFAULT_MAX_PROCESSES
+    ) -> None:
         self.timeout = timeout
+        self.max_processes = max_processes
 
     def title(self, args: dict[str, Any]) -> str:
         """`bash <command>`, the whole command with anything that could hide part of it
@@ -183,6 +198,8 @@ class BashTool(Tool):
             return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
         if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
             return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
+        set_up_once()
+        mark = new_mark()
         try:
             process = subprocess.Popen(
                 ["bash", "-c", command],
@@ -191,13 +208,15 @@ class BashTool(Tool):
                 stderr=subprocess.STDOUT,
                 cwd=ctx.cwd,
                 start_new_session=True,
-                env=scrubbed_environment(os.environ, _EXTRA_ENVIRONMENT),
+                env=scrubbed_environment(os.environ, {**_EXTRA_ENVIRONMENT, MARK_NAME: mark}),
+                preexec_fn=process_limit(self.max_processes),
             )
         except OSError as error:
             reason = error.strerror or str(error)
             return ToolResult(CANNOT_START.format(reason=reason), ToolStatus.FAILED)
         assert process.stdout is not None
         reader = _PipeReader(process.stdout.fileno(), ctx)
+        outcome = _Outcome(ToolStatus.FAILED)
         try:
             outcome = self._follow(process, reader, ctx)
         finally:
@@ -205,7 +224,14 @@ class BashTool(Tool):
             process.stdout.close()
             if process.poll() is None:  # only after an unexpected error in the loop
                 _end_process_group(process)
-        return _result(reader, outcome, self.timeout)
+            forks_failed = bool(_FORK_FAILED.search(reader.buffer.head + reader.buffer.tail))
+            if outcome.status is not ToolStatus.DONE or forks_failed:  # setsid, daemons too
+                end_marked(mark, TERMINATE_GRACE_SECONDS)
+        result = _result(reader, outcome, self.timeout)
+        if forks_failed:
+            line = PROCESS_LIMIT_LINE.format(limit=self.max_processes)
+            return ToolResult(f"{result.output}\n{line}", ToolStatus.FAILED)
+        return result
 
     def _follow(
         self, process: subprocess.Popen[bytes], reader: _PipeReader, ctx: ToolContext
