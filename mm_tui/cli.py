@@ -1,44 +1,112 @@
-"""The `mm-tui` command: parse flags, load the configuration, start the window or headless mode.
+"""The `mm-tui` command: parse flags, load the configuration, start a face.
 
-Every failure a person can cause (a bad config, a dead server, a corrupt session) ends in one
-line on stderr and a non-zero status, never a traceback.
+`mm-tui` opens the window, `mm-tui -p PROMPT` runs one headless turn, and `mm-tui <command>`
+runs one of SUBCOMMANDS (`acp`, `serve`, …). Every failure a person can cause (a bad config, a
+dead server, a corrupt session) ends in one line on stderr and a non-zero status, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from mm_tui import __version__
+from mm_tui.faces.exit_codes import EXIT_CONFIG_ERROR
 from mm_tui.support.debug_log import debug_requested, enable_debug_log
+
+if TYPE_CHECKING:
+    from mm_tui.agent.config import Config
 
 log = logging.getLogger(__name__)
 
-EXIT_CONFIG_ERROR = 2
+#: `mm-tui <name> …`: the module that implements it, and its line in --help. Each module has
+#: `add_arguments(parser)` and `run(args, load_config) -> int`, and imports its heavy
+#: libraries inside `run`. Adding a subcommand is one line here and its module.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": (
+        "mm_tui.doctor",
+        "check the server, model, context, tools, language servers, config",
+    ),
+    "trust": ("mm_tui.trust_command", "obey this project's .mm.yaml as it is now"),
+}
+
+EXIT_STATUS_HELP = """\
+exit status of -p: 0 answered (or interrupted with Ctrl+C), 1 the turn ended in an error,
+2 bad configuration or flags, 3 maxTurns model calls spent, 4 stopped by the loop detector."""
+
+ConfigLoader = Callable[[Path], "Config"]
+
+
+class SubcommandModule(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace, load_config: ConfigLoader) -> int: ...
+
+
+def _subcommand(name: str) -> SubcommandModule:
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    return cast(SubcommandModule, cast(object, module))
+
+
+def _add_model_flags(parser: argparse.ArgumentParser, *, inherited: bool = False) -> None:
+    """Flags every face understands. In a subcommand they default to "not given", so
+    `mm-tui --model m acp` and `mm-tui acp --model m` mean the same."""
+    unset: dict[str, Any] = {"default": argparse.SUPPRESS} if inherited else {}
+    parser.add_argument(
+        "--config", type=Path, metavar="PATH", help="the YAML configuration file", **unset
+    )
+    parser.add_argument(
+        "--model", help="the model to use (default: the first the server lists)", **unset
+    )
+    parser.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the OpenAI-compatible endpoint, e.g. http://localhost:11434/v1",
+        **unset,
+    )
+    parser.add_argument(
+        "--yolo",
+        action="store_true",
+        help="never ask before running or editing",
+        **(unset or {"default": None}),
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="write a debug log under $XDG_STATE_HOME/mm (also MM_DEBUG=1)",
+        **unset,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mm_tui.headless import OUTPUT_FORMATS
+
     parser = argparse.ArgumentParser(
         prog="mm-tui",
         description=(
             "A full-screen terminal coding agent for small local models behind an "
             "OpenAI-compatible API (Ollama, llama-server, LM Studio, vLLM)."
         ),
+        epilog=EXIT_STATUS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--config", type=Path, metavar="PATH", help="the YAML configuration file")
-    parser.add_argument("--model", help="the model to use (default: the first the server lists)")
-    parser.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="the OpenAI-compatible endpoint, e.g. http://localhost:11434/v1",
-    )
-    parser.add_argument(
-        "--yolo", action="store_true", default=None, help="never ask before running or editing"
-    )
+    _add_model_flags(parser)
     parser.add_argument(
         "-p", "--print", metavar="PROMPT", dest="prompt", help="run one turn headless and print it"
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        help=(
+            "with -p: text (default: the seed's display on a terminal, one row per call when "
+            "piped), seed, rows, json (one object at the end), stream-json (one event a line)"
+        ),
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
@@ -54,27 +122,22 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--demo", action="store_true", help="play the bundled demo session, no model"
     )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help="write a debug log under $XDG_STATE_HOME/mm (also MM_DEBUG=1)",
-    )
     parser.add_argument("--version", action="version", version=f"mm-tui {__version__}")
+    parser.set_defaults(command=None)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for name, (_, help_text) in SUBCOMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        _add_model_flags(sub, inherited=True)
+        _subcommand(name).add_arguments(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["trust"]:  # `mm-tui trust [DIR]`: obey this project's config (issue 11)
-        from mm_tui.agent.trust import main as trust
-
-        return trust(argv[1:])
-    if argv[:1] == ["doctor"]:  # until the CLI has subcommands (h7): `mm-tui doctor …`
-        from mm_tui.doctor import main as doctor
-
-        return doctor(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.output_format is not None and args.prompt is None:
+        parser.error("--output-format goes with -p/--print")
     log_path: Path | None = None
     if debug_requested(args.debug):
         try:
@@ -94,16 +157,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _run(args: argparse.Namespace) -> int:
-    from mm_tui.agent.config import ConfigError, load_config
+def config_loader(args: argparse.Namespace) -> ConfigLoader:
+    """Load the configuration seen from a directory, with this command line's overrides."""
 
+    def load(cwd: Path) -> Config:
+        from mm_tui.agent.config import load_config
+
+        overrides = {"model": args.model, "base_url": args.base_url, "yolo": args.yolo}
+        return load_config(args.config, cwd=cwd, overrides=overrides)
+
+    return load
+
+
+def _run(args: argparse.Namespace) -> int:
+    from mm_tui.agent.config import ConfigError
+
+    load = config_loader(args)
+    if args.command is not None:
+        return _subcommand(args.command).run(args, load)
     cwd = Path.cwd()
     try:
-        config = load_config(
-            args.config,
-            cwd=cwd,
-            overrides={"model": args.model, "base_url": args.base_url, "yolo": args.yolo},
-        )
+        config = load(cwd)
     except ConfigError as exc:
         for line in str(exc).splitlines():  # every problem of the file, one line each
             print(f"mm-tui: {line}", file=sys.stderr)
@@ -115,7 +189,12 @@ def _run(args: argparse.Namespace) -> int:
         from mm_tui.headless import run_headless
 
         return run_headless(
-            config, cwd, args.prompt, resume=args.resume, continue_last=args.continue_last
+            config,
+            cwd,
+            args.prompt,
+            resume=args.resume,
+            continue_last=args.continue_last,
+            output_format=args.output_format or "text",
         )
     from mm_tui.app import run_app
 

@@ -1,8 +1,9 @@
-"""Headless mode (`mm-tui -p "…"`): one turn with the same core, printed as plain lines.
+"""Headless mode (`mm-tui -p "…"`): one turn with the same core, printed by one of the faces.
 
-Tool rows become one line each (`‣ bash ls  ✓ 0.2s`), the answer streams to stdout, notices go
-to stderr. Tools that need permission are rejected with the standard text unless --yolo (or
-`permissions: allow`): nobody is there to press a key.
+`--output-format` picks the sink: `text` (the default) is the seed's terminal display on a
+terminal and the compact rows when stdout is piped; `seed` and `rows` force one of them;
+`json` and `stream-json` are for programs. Tools that need permission are rejected with the
+standard text unless --yolo (or `permissions: allow`): nobody is there to press a key.
 """
 
 from __future__ import annotations
@@ -10,57 +11,51 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, Protocol, TextIO, get_args
 
 from mm_tui.agent.config import Config
-from mm_tui.agent.events import (
-    STATUS_GLYPHS,
-    Event,
-    Notice,
-    PermissionAnswer,
-    PermissionRequest,
-    TextDelta,
-    ToolFinished,
-    ToolStatus,
-    TurnEnded,
-    TurnSummary,
-)
-from mm_tui.support.terminal_text import literal_stream
+from mm_tui.agent.events import Event, TurnEnded
+from mm_tui.faces.exit_codes import EXIT_ABORTED, exit_status
+
+OutputFormat = Literal["text", "seed", "rows", "json", "stream-json"]
+OUTPUT_FORMATS: tuple[str, ...] = get_args(OutputFormat)
 
 
-def row_line(event: ToolFinished) -> str:
-    """`‣ bash ls  ✓ 0.2s` — with the status word when it is not plain success."""
-    word = "" if event.status is ToolStatus.DONE else f" {event.status.value}"
-    return f"‣ {event.title}  {STATUS_GLYPHS[event.status]}{word} {event.duration:.1f}s"
+class HeadlessFace(Protocol):
+    """An event sink that may say one more thing once the turn is over."""
+
+    def __call__(self, event: Event) -> None: ...
+
+    def finish(self, ended: TurnEnded, status: int) -> None: ...
 
 
-class HeadlessPrinter:
-    """The headless sink: prints events as they come, rejects permission questions."""
+def make_face(
+    output_format: OutputFormat, config: Config, out: TextIO, err: TextIO
+) -> HeadlessFace:
+    """The sink for this output format; `text` looks at whether stdout is a terminal."""
+    if output_format in ("json", "stream-json"):
+        from mm_tui.faces.json_output import JsonOutput
 
-    def __init__(self, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> None:
-        # issue 11: nothing a model, a file or a server wrote reaches the terminal raw
-        self.out, self.err = literal_stream(out), literal_stream(err)
-        self._at_line_start = True
+        return JsonOutput(out, stream=output_format == "stream-json")
+    from mm_tui.faces.terminal import TerminalWriter
 
-    def _line(self, text: str, stream: TextIO | None = None) -> None:
-        if not self._at_line_start:
-            self.out.write("\n")
-            self._at_line_start = True
-        print(text, file=stream or self.out, flush=True)
+    writer = TerminalWriter(out, err)
+    if output_format == "text":
+        output_format = "seed" if _is_terminal(out) else "rows"
+    if output_format == "seed":
+        from mm_tui.faces.seed_display import SeedDisplay
 
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
-            self.out.write(event.text)
-            self.out.flush()
-            self._at_line_start = event.text.endswith("\n")
-        elif isinstance(event, PermissionRequest):
-            event.future.set_result(PermissionAnswer.REJECT)
-        elif isinstance(event, ToolFinished):
-            self._line(row_line(event))
-        elif isinstance(event, Notice):
-            self._line(f"[{event.level}] {event.text}", self.err)
-        elif isinstance(event, TurnSummary):
-            self._line(event.line())
+        return SeedDisplay(writer, config.preview_lines)
+    from mm_tui.faces.rows import RowPrinter
+
+    return RowPrinter(writer)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def run_headless(
@@ -70,18 +65,17 @@ def run_headless(
     *,
     resume: str | None = None,
     continue_last: bool = False,
+    output_format: OutputFormat = "text",
 ) -> int:
-    """Run one turn; exit status 0, or 1 when the turn ended in an error."""
+    """Run one turn; the exit status says how it ended (mm_tui/faces/exit_codes.py)."""
     from mm_tui.agent.agent import Agent
 
-    printer = HeadlessPrinter()
-    agent = Agent(config, printer, cwd, resume=resume, continue_last=continue_last)
+    face = make_face(output_format, config, sys.stdout, sys.stderr)
+    agent = Agent(config, face, cwd, resume=resume, continue_last=continue_last)
     for notice in agent.startup_notices:
-        printer(notice)
+        face(notice)
     result: list[TurnEnded] = []
-    done = (
-        threading.Event()
-    )  # waited on, not join(): a Ctrl+C inside join() breaks the thread's lock
+    done = threading.Event()  # waited on, not join(): a Ctrl+C inside join() breaks its lock
 
     def turn() -> None:
         try:
@@ -98,8 +92,10 @@ def run_headless(
         try:
             done.wait(10)
         except KeyboardInterrupt:
-            return 130
+            return EXIT_ABORTED
     finally:
         agent.close()
     ended = result[0] if result else TurnEnded("interrupted")
-    return 1 if ended.reason in ("error", "loop") else 0
+    status = exit_status(ended)
+    face.finish(ended, status)
+    return status

@@ -1,0 +1,121 @@
+"""The seed's terminal display (SPEC §9, seeds/tools-reference.fr.md "Affichage terminal").
+
+Before a call, a header naming the tool and what it works on (`🛠️  bash: ls -la`,
+`📖 read_skill: go-style`, `🔎 lsp: definition main.go greet`, `📝 edit_file: main.go`); after
+it, up to `previewLines` lines of its output, grey and indented, or `(no output)`. A skill's
+content is not shown. The answer streams as it comes; the summary line ends the turn.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from mm_tui.agent.events import (
+    AssistantMessageDone,
+    Event,
+    Notice,
+    PermissionAnswer,
+    PermissionRequest,
+    PermissionResolved,
+    ReasoningDelta,
+    SpinnerChanged,
+    TextDelta,
+    ToolFinished,
+    ToolOutputDelta,
+    ToolStarted,
+    ToolStatus,
+    TurnEnded,
+    TurnStarted,
+    TurnSummary,
+    Usage,
+)
+from mm_tui.faces.terminal import Style, TerminalWriter
+
+#: The seed's icon before each tool's name; bash's is followed by two spaces, as in the seed
+#: (🛠️ is drawn one column wide by many terminals).
+TOOL_ICONS = {
+    "bash": "🛠️  ",
+    "read_skill": "📖 ",
+    "read_file": "📝 ",
+    "write_file": "📝 ",
+    "edit_file": "📝 ",
+    "lsp": "🔎 ",
+}
+OTHER_TOOL_ICON = "🛠️  "
+NO_OUTPUT = "(no output)"
+INDENT = "  "
+NOTICE_STYLES: dict[str, Style] = {"error": "red", "warning": "yellow", "loop": "magenta"}
+
+
+def call_header(event: ToolStarted) -> str:
+    """`🛠️  bash: <command>`, `🔎 lsp: rename main.go greet → hello`, `📝 edit_file: a.py`."""
+    head, _, rest = event.title.partition(" ")
+    name = head if head in TOOL_ICONS else event.name
+    if name != head:
+        rest = event.title.removeprefix(event.name).strip()
+    command = event.arguments.get("command")
+    if name == "bash" and isinstance(command, str) and command.strip():
+        # the whole command, not only the row title's first line: the person sees what runs
+        rest = f"\n{INDENT}".join(command.strip().split("\n"))
+    icon = TOOL_ICONS.get(name, OTHER_TOOL_ICON)
+    return f"{icon}{name}: {rest}" if rest else f"{icon}{name}"
+
+
+def preview(output: str, limit: int) -> list[str]:
+    """At most `limit` lines of `output`, then how many were left out; `(no output)` if empty."""
+    if not output.strip():
+        return [NO_OUTPUT]
+    lines = output.rstrip("\n").split("\n")
+    if len(lines) <= limit:
+        return lines
+    hidden = len(lines) - limit
+    return [*lines[:limit], f"… {hidden} more line{'s' if hidden != 1 else ''}"]
+
+
+class SeedDisplay:
+    """The seed's terminal display as an event sink; permission questions are rejected (no one
+    is there to answer in `-p`: use --yolo or `permissions: allow`)."""
+
+    def __init__(self, writer: TerminalWriter, preview_lines: int) -> None:
+        self.writer = writer
+        self.preview_lines = max(preview_lines, 1)
+        self._names: dict[str, str] = {}
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case TextDelta(text=text):
+                self.writer.stream(text)
+            case ToolStarted():
+                self._names[event.call_id] = event.title.partition(" ")[0]
+                self.writer.line(call_header(event), "bold")
+            case PermissionRequest(future=future):
+                future.set_result(PermissionAnswer.REJECT)
+            case ToolFinished():
+                self._show_output(event)
+            case Notice(level=level, text=text):
+                self.writer.line(f"[{level}] {text}", NOTICE_STYLES.get(level), to_err=True)
+            case TurnSummary():
+                self.writer.line(event.line())
+            case (
+                TurnStarted()
+                | SpinnerChanged()
+                | ReasoningDelta()
+                | AssistantMessageDone()
+                | PermissionResolved()
+                | ToolOutputDelta()
+                | Usage()
+                | TurnEnded()
+            ):
+                pass  # the seed's display shows none of these
+            case _:
+                assert_never(event)
+
+    def _show_output(self, event: ToolFinished) -> None:
+        name = self._names.pop(event.call_id, event.name)
+        if name == "read_skill" and event.status is ToolStatus.DONE:
+            return  # the skill's content is not shown (seed: read_skill, "Affichage terminal")
+        for line in preview(event.output, self.preview_lines):
+            self.writer.line(f"{INDENT}{line}", "grey")
+
+    def finish(self, ended: TurnEnded, status: int) -> None:
+        """Nothing more to say: the notices and the summary told the end."""
