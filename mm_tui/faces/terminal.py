@@ -26,10 +26,32 @@ _SGR: dict[Style, str] = {
     "magenta": "\x1b[35m",
 }
 _RESET = "\x1b[0m"
-# A whole escape sequence (CSI, OSC ended by BEL or ST, two-character): a streamed piece that
-# ends inside one keeps it for the next piece, so the whole sequence is removed, not its tail.
-_WHOLE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_])")
+# The start of an escape sequence not yet ended (CSI without its final byte, OSC without BEL
+# or ST): what a streamed piece may end with, the rest coming in the next piece.
+_OPEN_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?")
 _LONGEST_HELD = 256
+
+
+class LiteralStream:
+    """`literal` for text that arrives in pieces: a piece that ends inside an escape sequence
+    keeps that tail until the next piece, so the whole sequence is removed, not only its ESC."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        text = self._held + text
+        self._held = ""
+        start = text.rfind("\x1b")
+        tail = text[start:] if start >= 0 else ""
+        if tail and len(tail) < _LONGEST_HELD and _OPEN_SEQUENCE.fullmatch(tail):
+            self._held, text = tail, text[:start]
+        return literal(text)
+
+    def flush(self) -> str:
+        """What is held back (a sequence that never ended), made literal."""
+        held, self._held = self._held, ""
+        return literal(held)
 
 
 def wants_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
@@ -52,17 +74,11 @@ class TerminalWriter:
         self.out, self.err = out, err
         self._colour = {id(out): wants_colour(out, env), id(err): wants_colour(err, env)}
         self._at_line_start = True
-        self._held = ""
+        self._answer = LiteralStream()
 
     def stream(self, text: str) -> None:
         """A piece of the model's answer, written as it comes."""
-        text = self._held + text
-        self._held = ""
-        start = text.rfind("\x1b")
-        tail = text[start:] if start >= 0 else ""
-        if tail and len(tail) < _LONGEST_HELD and not _WHOLE_SEQUENCE.match(tail):
-            self._held, text = tail, text[:start]
-        self._write_piece(literal(text))
+        self._write_piece(self._answer.feed(text))
 
     def _write_piece(self, text: str) -> None:
         if not text:
@@ -74,9 +90,7 @@ class TerminalWriter:
     def line(self, text: str, style: Style | None = None, *, to_err: bool = False) -> None:
         """One line (or several, for a multi-line text), styled when colour is allowed."""
         stream = self.err if to_err else self.out
-        if self._held:  # an escape sequence that never ended: what is left of it, literally
-            self._write_piece(literal(self._held))
-            self._held = ""
+        self._write_piece(self._answer.flush())  # a sequence that never ended, literally
         if not self._at_line_start:
             self.out.write("\n")
             self.out.flush()
