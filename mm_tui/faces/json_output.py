@@ -21,6 +21,7 @@ from mm_tui.agent.events import (
     PermissionAnswer,
     PermissionRequest,
     ToolFinished,
+    ToolKind,
     ToolStarted,
     TurnEnded,
     TurnSummary,
@@ -99,12 +100,7 @@ class TurnReport:
             "reason": ended.reason,
             "answer": self.answer,
             "calls": self.calls,
-            "counters": {
-                "commands": summary.commands,
-                "file_ops": summary.file_ops,
-                "skills": summary.skills,
-                "lsp_calls": summary.lsp_calls,
-            },
+            "counters": {kind.value: summary.count(kind) for kind in ToolKind},
             "duration": round(summary.duration, 3),
             "usage": {
                 "prompt_tokens": summary.prompt_tokens,
