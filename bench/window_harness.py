@@ -33,6 +33,7 @@ def frame_timed(app_class: type) -> type:
             super().__init__(*args, **kwargs)
             self.frames: list[float] = []
             self.probed: list[tuple[float, bool]] = []
+            self.probed_cpu: list[float] = []  # the process's CPU seconds at each probed frame
             self.probe: Callable[[], bool] | None = None
 
         def _display(self, screen: Any, renderable: Any) -> None:
@@ -41,6 +42,7 @@ def frame_timed(app_class: type) -> type:
                 self.frames.append(now)
                 if self.probe is not None:
                     self.probed.append((now, self.probe()))
+                    self.probed_cpu.append(time.process_time())
             super()._display(screen, renderable)
 
     return FrameTimed
@@ -114,17 +116,21 @@ async def settled(app: Any, quiet: float = 0.3, limit: float = 600.0) -> float:
 
 async def key_to_frame(app: Any, keys: Callable[[int], list[str]],
                        shown: Callable[[int], bool], presses: int) -> list[float]:  # fmt: skip
-    """Milliseconds from each key press to the first frame drawn with `shown(press)` true."""
-    times = []
+    """Milliseconds from each key press to the first frame drawn with `shown(press)` true;
+    the CPU milliseconds the process spent meanwhile go to `app.cpu_ms`."""
+    times: list[float] = []
+    app.cpu_ms = []
     for press in range(presses):
         await asyncio.sleep(0.05)
         app.probed.clear()
+        app.probed_cpu.clear()
         app.probe = lambda: shown(press)  # noqa: B023 - reset every press
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         await app._press_keys(keys(press))
         await until(lambda: any(state for _, state in app.probed), limit=30)
-        drawn = next(moment for moment, state in app.probed if state)
-        times.append((drawn - started) * 1000)
+        first = next(n for n, (_, state) in enumerate(app.probed) if state)
+        times.append((app.probed[first][0] - started) * 1000)
+        app.cpu_ms.append((app.probed_cpu[first] - cpu) * 1000)
         app.probe = None
     return times
 
