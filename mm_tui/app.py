@@ -11,6 +11,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -121,11 +122,11 @@ class MMApp(App[int]):
         yield PromptInput(self.history, id="prompt")
         yield Footer(show_command_palette=False)
 
-    @property
+    @cached_property  # looked up once: a long replay sends tens of thousands of events
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
 
-    @property
+    @cached_property
     def status_line(self) -> StatusLine:
         return self.query_one(StatusLine)
 
@@ -206,6 +207,7 @@ class MMApp(App[int]):
             if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
                 return
             await self.apply_event(event)
+        await self.transcript.flush()  # the batch's new blocks mounted together, now
 
     async def apply_event(self, event: notes.WindowEvent) -> None:
         """Render one event of `mm_tui.agent.events` (or a note of the window's workers)."""

@@ -6,11 +6,14 @@ markup (STYLE: `Content`, `markup=False`).
 
 from __future__ import annotations
 
+from functools import partial
+
 from textual.content import Content
 from textual.widgets import Static
 
 from mm_tui.agent.events import NoticeLevel, TurnSummary
 from mm_tui.support.terminal_text import literal
+from mm_tui.widgets.archive import Archived
 
 USER_MARK = "›"
 # Glyph and theme colour of each notice level: four looks that never get confused.
@@ -36,6 +39,9 @@ class UserMessage(Static):
         quoted = "\n".join(f"> {line}" for line in self.text.splitlines() or [""])
         return f"{quoted}"
 
+    def archived(self) -> Archived:
+        return Archived(self.to_markdown(), partial(UserMessage, self.text))
+
 
 class NoticeLine(Static):
     """One clear line: a server fault, a warning, a loop verdict, or information."""
@@ -46,12 +52,15 @@ class NoticeLine(Static):
             Content.assemble((f"{glyph} ", f"bold {style}"), (literal(text), style)),
             classes=f"notice notice-{level}",
         )
-        self.level = level
+        self.level: NoticeLevel = level
         self.text = text
 
     def to_markdown(self) -> str:
         glyph = NOTICE_LOOK.get(self.level, NOTICE_LOOK["info"])[0]
         return f"{glyph} *{self.level}*: {literal(self.text)}"
+
+    def archived(self) -> Archived:
+        return Archived(self.to_markdown(), partial(NoticeLine, self.level, self.text))
 
 
 class SummaryLine(Static):
@@ -63,3 +72,6 @@ class SummaryLine(Static):
 
     def to_markdown(self) -> str:
         return f"*{self.summary.line()}*"
+
+    def archived(self) -> Archived:
+        return Archived(self.to_markdown(), partial(SummaryLine, self.summary))

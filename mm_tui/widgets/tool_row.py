@@ -7,6 +7,8 @@ when first shown, so a transcript of hundreds of finished rows stays light.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from textual import events
@@ -25,6 +27,7 @@ from mm_tui.agent.events import (
     ToolStatus,
 )
 from mm_tui.support.terminal_text import first_line, literal
+from mm_tui.widgets.archive import Archived
 from mm_tui.widgets.output_log import DiffLog, OutputLog, output_view
 from mm_tui.widgets.permission import PermissionQuestion, answer_text
 from mm_tui.widgets.status_line import spinner_glyph
@@ -128,6 +131,11 @@ class ToolRow(Widget, can_focus=True):
         badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
         return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status, badge)
 
+    def on_mount(self) -> None:
+        self.set_class(self.expanded, "-expanded")
+        if self.expanded:  # unfolded before it was mounted (a failure, a replayed row)
+            self._rebuild_body(mounting=True)
+
     def on_click(self, event: events.Click) -> None:
         if event.widget is self:  # the row's line, not a click inside its body
             event.stop()
@@ -220,9 +228,9 @@ class ToolRow(Widget, can_focus=True):
         else:
             self._rebuild_body()
 
-    def _rebuild_body(self) -> None:
+    def _rebuild_body(self, *, mounting: bool = False) -> None:
         """Mount the body for the current state when unfolded; fold = no body widgets."""
-        if not self.is_mounted or (not self.expanded and not self.children):
+        if not (self.is_mounted or mounting) or (not self.expanded and not self.children):
             return
         self._live_log = None
         self.remove_children()
@@ -257,6 +265,15 @@ class ToolRow(Widget, can_focus=True):
             return [Static(Content.styled("(no output)", "dim italic"), classes="empty")]
         return [output_view(self.output, height=self.preview_lines)]
 
+    def archived(self) -> Archived:
+        """The row as data, to leave the layout (a finished row only) and come back the same."""
+        state = _RowState(
+            ToolStarted(self.call_id, self.tool_name, {}, self.title, self.badge, self.raw),
+            self.preview_lines, self.clock, self.status, self.duration, self.output, self.diff,
+            self.answer, self.expanded, self.show_raw,
+        )  # fmt: skip
+        return Archived(self.to_markdown(), partial(_revive, state), self.call_id)
+
     def to_markdown(self) -> str:
         """The row for `/export`: its line, then its output (or diff) in a fence."""
         glyph = STATUS_GLYPHS[self.status]
@@ -273,3 +290,29 @@ class ToolRow(Widget, can_focus=True):
         language = "diff" if self.diff else "text"
         fence = "````" if "```" in body else "```"
         return f"{line}\n\n{fence}{language}\n{literal(body).rstrip()}\n{fence}"
+
+
+@dataclass(frozen=True, slots=True)
+class _RowState:
+    """What a finished row shows, without its widget."""
+
+    started: ToolStarted
+    preview_lines: int
+    clock: Callable[[], float]
+    status: ToolStatus
+    duration: float | None
+    output: str
+    diff: str | None
+    answer: str
+    expanded: bool
+    show_raw: bool
+
+
+def _revive(state: _RowState) -> ToolRow:
+    row = ToolRow(state.started, preview_lines=state.preview_lines, clock=state.clock)
+    row.status, row.duration, row.output = state.status, state.duration, state.output
+    row.diff, row.answer = state.diff, state.answer
+    row.set_reactive(ToolRow.show_raw, state.show_raw)
+    row.set_reactive(ToolRow.expanded, state.expanded)
+    row.set_class(state.expanded, "-expanded")
+    return row

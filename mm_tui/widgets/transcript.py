@@ -2,6 +2,15 @@
 
 It owns the order of blocks (reasoning, answer, tool rows, notices, summaries) and finds rows
 by `call_id`; the app feeds it the core's events.
+
+Its cost per frame must not grow with the session (issue 16). Textual lays out every mounted
+child on each change, so:
+- new blocks are mounted in batches, once per pass of the event loop (a replay or a long
+  `--continue` delivers thousands at once);
+- while the person follows the bottom, only the newest `LIVE_MOST` blocks stay mounted; older
+  finished ones are archived as plain data (`archive.Archived`), like Toad's pruning;
+- scrolling back to the top brings `REVIVE_BATCH` archived blocks back above, the view kept
+  where it was.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from mm_tui.agent.events import (
     ToolStatus,
     TurnSummary,
 )
+from mm_tui.widgets.archive import Archivable, Archived
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.tool_row import ToolRow
 
@@ -34,6 +44,14 @@ class _Exportable(Protocol):
     def to_markdown(self) -> str: ...
 
 
+#: Mounted blocks beyond this are archived (oldest first) while the bottom is followed ...
+LIVE_MOST = 160
+#: ... down to this many, so archiving happens once in a while, not at every block.
+LIVE_LEAST = 80
+#: Blocks brought back at a time when the person scrolls to the top.
+REVIVE_BATCH = 60
+
+
 class Transcript(VerticalScroll):
     """The scrolling conversation. Sticks to the bottom until the person scrolls up."""
 
@@ -44,12 +62,110 @@ class Transcript(VerticalScroll):
         self.rows: dict[str, ToolRow] = {}
         self._answer: AnswerBlock | None = None
         self._reasoning: ReasoningBlock | None = None
+        self._archive: list[Archived] = []
+        self._pending: list[Widget] = []
+        self._reviving = False
+        self._scrolled_away = False
 
     def on_mount(self) -> None:
         self.anchor()
 
+    # -- mounting in batches, archiving, reviving ---------------------------------------------
+
     async def _add(self, block: Widget) -> None:
-        await self.mount(block)
+        """Queue a block; every block queued in this pass of the loop is mounted at once."""
+        self._pending.append(block)
+        if len(self._pending) == 1:
+            self.call_later(self.flush)
+
+    async def flush(self) -> None:
+        """Mount the queued blocks now (archiving what the layout need not hold)."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        if self._following():
+            # Blocks that would be archived right after mounting are archived unmounted.
+            keep = len(pending) - LIVE_LEAST
+            if keep > 0:
+                gone = self._settled_prefix(pending[:keep])
+                self._archive_blocks(pending[:gone])
+                pending = pending[gone:]
+        await self.mount_all(pending)
+        await self._prune()
+
+    def _following(self) -> bool:
+        """The person follows the bottom: they have not scrolled away from it since.
+
+        Not `is_vertical_scroll_end`: between a batch of blocks and the next layout the end
+        moves away from the view while the anchor still follows it."""
+        return not self._scrolled_away
+
+    def release_anchor(self) -> None:
+        super().release_anchor()  # the person scrolled (Textual calls this for them)
+        self._scrolled_away = True
+
+    def _settled(self, block: Widget) -> bool:
+        """A block that can leave the layout: finished, not asking, not focused."""
+        if block is self._answer or block is self._reasoning or block.has_focus_within:
+            return False
+        if isinstance(block, ToolRow):
+            return block.status != ToolStatus.RUNNING and block.question is None
+        return isinstance(block, Archivable)
+
+    def _settled_prefix(self, blocks: list[Widget]) -> int:
+        count = 0
+        for block in blocks:
+            if not self._settled(block):
+                break
+            count += 1
+        return count
+
+    def _archive_blocks(self, blocks: list[Widget]) -> None:
+        for block in blocks:
+            assert isinstance(block, Archivable)  # `_settled` let only these through
+            self._archive.append(block.archived())
+            if isinstance(block, ToolRow) and self.rows.get(block.call_id) is block:
+                del self.rows[block.call_id]
+
+    async def _prune(self) -> None:
+        """While the bottom is followed, keep at most `LIVE_MOST` blocks mounted."""
+        children = list(self.children)
+        if len(children) <= LIVE_MOST or not self._following():
+            return
+        old = children[: self._settled_prefix(children[: len(children) - LIVE_LEAST])]
+        if old:
+            self._archive_blocks(old)
+            await self.remove_children(old)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._scrolled_away and new_value >= self.max_scroll_y:
+            self._scrolled_away = False  # back at the bottom: the anchor holds again
+        at_top = new_value <= 0 < old_value  # and the person took it there (not a prune)
+        if at_top and self._scrolled_away and self._archive and not self._reviving:
+            self._reviving = True
+            self.call_later(self._revive)
+
+    async def _revive(self) -> None:
+        """Bring the newest archived blocks back above the first one, the view kept still."""
+        try:
+            records = self._archive[-REVIVE_BATCH:]
+            del self._archive[-REVIVE_BATCH:]
+            blocks = [record.revive() for record in records]
+            for record, block in zip(records, blocks, strict=True):
+                if record.call_id is not None and isinstance(block, ToolRow):
+                    self.rows.setdefault(record.call_id, block)
+            first = self.children[0] if self.children else None
+            await self.mount_all(blocks, before=first)
+            if first is not None:
+                self.call_after_refresh(self._keep_view, first)
+        finally:
+            self._reviving = False
+
+    def _keep_view(self, first: Widget) -> None:
+        self.scroll_to(y=self.scroll_y + first.virtual_region.y, animate=False, immediate=True)
+
+    # -- the conversation ---------------------------------------------------------------
 
     async def add_user_message(self, text: str) -> None:
         """The person's message opens a turn."""
@@ -101,6 +217,7 @@ class Transcript(VerticalScroll):
     async def ask(self, request: PermissionRequest) -> None:
         """Show a permission question on its row."""
         row = await self.row_for(request.call_id, request.name, request.title)
+        await self.flush()  # the question is mounted in the row at once
         row.ask(request)
         self.scroll_to_widget(row, animate=False)
 
@@ -130,10 +247,15 @@ class Transcript(VerticalScroll):
         """Forget everything (`/new`)."""
         await self.end_message()
         self.rows.clear()
+        self._archive.clear()
+        self._pending.clear()
         await self.remove_children()
+        self._scrolled_away = False
         self.anchor()
 
     def to_markdown(self) -> str:
-        """The whole transcript as Markdown, for `/export`."""
-        parts = [child.to_markdown() for child in self.children if isinstance(child, _Exportable)]
+        """The whole transcript as Markdown, for `/export`: archived blocks first."""
+        live = [*self.children, *self._pending]
+        parts = [record.markdown for record in self._archive]
+        parts += [child.to_markdown() for child in live if isinstance(child, _Exportable)]
         return "\n\n".join(part for part in parts if part) + "\n"

@@ -28,7 +28,11 @@ def live_factory(
         from mm_tui.agent.agent import Agent
 
         session = str(resume) if resume is not None else None
-        return Agent(config, sink, cwd, resume=session, continue_last=continue_last)
+        agent = Agent(config, sink, cwd, resume=session, continue_last=continue_last)
+        # Import openai (0.3 s, seconds on a loaded machine) and build its client here, in the
+        # worker right after the first frame, so the first message does not wait for it.
+        _ = agent.client.client
+        return agent
 
     return factory
 

@@ -1,0 +1,227 @@
+"""Lists and tables of thousands of lines in an answer, each drawn by one widget that renders
+only the lines on screen.
+
+Textual's Markdown builds a widget for every list item (and its paragraph) or table cell
+before anything is mounted: a 5,000-item answer took 10 s and 350 MB to show. Rules added to
+the answer's markdown-it parser fold a long list whose items are each one paragraph, and a long
+table, into one `long_list` or `long_table` token; the answer turns it into `ListLines` or
+`TableLines` (through Markdown's public `unhandled_token` hook), which lay the lines out once
+per width and render each when it first comes on screen. Short lists and tables keep their
+usual widgets (compact_lists.py, Textual's own).
+"""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from textual.content import Content
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.visual import Visual
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
+
+#: From this many items (or table rows) on, a list or table is folded into one token.
+MANY_ITEMS = 64
+LONG_LIST = "long_list"
+LONG_TABLE = "long_table"
+_ITEM = ("list_item_open", "paragraph_open", "inline", "paragraph_close", "list_item_close")
+_RENDER_CHUNK = 64  # lines rendered at a time when they come on screen
+
+
+def _simple_items(tokens: list[Token], start: int) -> tuple[list[Token], int] | None:
+    """Each item's open and inline tokens, and the index of the list's close, if every item
+    is one paragraph."""
+    close = tokens[start].type.replace("_open", "_close")
+    items: list[Token] = []
+    at = start + 1
+    while at + len(_ITEM) <= len(tokens) and tokens[at].type == "list_item_open":
+        if tuple(token.type for token in tokens[at : at + len(_ITEM)]) != _ITEM:
+            return None
+        items += [tokens[at], tokens[at + 2]]
+        at += len(_ITEM)
+    if at >= len(tokens) or tokens[at].type != close:
+        return None
+    return items, at
+
+
+def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int]:
+    """The inline tokens of each row (the header first), and the index of `table_close`."""
+    rows: list[list[Token]] = []
+    at = start + 1
+    while at < len(tokens) and tokens[at].type != "table_close":
+        token = tokens[at]
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(token)
+        at += 1
+    return rows, at
+
+
+def _symbols(items: list[Token], ordered: bool, bullet: str) -> list[str]:
+    if not ordered:
+        return [bullet] * len(items)
+    try:
+        first = int(items[0].info)
+    except ValueError:
+        first = 1
+    numbers = range(first, first + len(items))
+    width = max(len(f"{number}. ") for number in numbers)
+    return [f"{number}. ".rjust(width + 1) for number in numbers]
+
+
+def _folded(kind: str, token: Token, meta: dict[str, object]) -> Token:
+    folded = Token(kind, token.tag, 0, map=token.map, level=token.level)
+    folded.meta = meta
+    return folded
+
+
+def _fold_long_blocks(state: StateCore) -> None:
+    """markdown-it core rule: a long simple list, or a long table, becomes one token."""
+    tokens, kept = state.tokens, []
+    depth = 0  # unordered items around this point: the bullet Textual would draw
+    open_items: list[bool] = []
+    at = 0
+    while at < len(tokens):
+        token = tokens[at]
+        if token.type in ("bullet_list_open", "ordered_list_open"):
+            found = _simple_items(tokens, at)
+            if found is not None and len(found[0]) // 2 >= MANY_ITEMS:
+                items, at = found
+                bullet = Markdown.BULLETS[depth % len(Markdown.BULLETS)]
+                ordered = token.type == "ordered_list_open"
+                symbols = _symbols(items[0::2], ordered, bullet)
+                kept.append(_folded(LONG_LIST, token, {"symbols": symbols, "inlines": items[1::2]}))
+                at += 1
+                continue
+        elif token.type == "table_open":
+            rows, close = _table_rows(tokens, at)
+            if len(rows) > MANY_ITEMS:
+                kept.append(_folded(LONG_TABLE, token, {"rows": rows}))
+                at = close + 1
+                continue
+        elif token.type == "list_item_open":
+            open_items.append(not token.info)
+            depth += not token.info
+        elif token.type == "list_item_close" and open_items:
+            depth -= open_items.pop()
+        kept.append(token)
+        at += 1
+    state.tokens = kept
+
+
+def answer_parser() -> MarkdownIt:
+    """Textual's parser (gfm-like) with long lists and tables folded into one token each."""
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("fold_long_blocks", _fold_long_blocks)
+    return parser
+
+
+class LineBlock(MarkdownBlock):
+    """A block laid out once per width as lines, each rendered when it first shows."""
+
+    DEFAULT_CSS = """
+    LineBlock {
+        width: 1fr;
+        height: auto;
+        margin: 0 1 1 0;
+    }
+    """
+
+    def __init__(self, markdown: Markdown, token: Token) -> None:
+        super().__init__(markdown, token)
+        self._lines: list[Content] = []
+        self._laid_out_at = -1
+        self._strips: dict[int, Strip] = {}
+
+    def lay_out(self, width: int) -> list[Content]:
+        """The block's lines at `width`."""
+        raise NotImplementedError
+
+    def _layout(self, width: int) -> list[Content]:
+        if width != self._laid_out_at:
+            self._lines, self._laid_out_at = self.lay_out(width), width
+            self._strips.clear()
+        return self._lines
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._layout(width)) if width else 0
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()  # a new theme: new colours
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_region.width or self.size.width
+        lines = self._layout(width)
+        if y not in self._strips:
+            if not 0 <= y < len(lines):
+                return Strip.blank(width, self.visual_style.rich_style)
+            first = y - y % _RENDER_CHUNK
+            chunk = lines[first : first + _RENDER_CHUNK]
+            strips = Visual.to_strips(
+                self, Content("\n").join(chunk), width, len(chunk), self.visual_style
+            )
+            self._strips.update(enumerate(strips, first))
+        return self._strips[y]
+
+
+class ListLines(LineBlock):
+    """Every item of a long simple list: `• text` with its wrapped lines under the text."""
+
+    def __init__(self, markdown: Markdown, token: Token) -> None:
+        super().__init__(markdown, token)
+        inlines: list[Token] = token.meta["inlines"]
+        contents = [self._token_to_content(inline) for inline in inlines]
+        self.items = list(zip(token.meta["symbols"], contents, strict=True))
+
+    def lay_out(self, width: int) -> list[Content]:
+        lines: list[Content] = []
+        for symbol, text in self.items:
+            wrapped = text.wrap(max(1, width - len(symbol))) or [Content("")]
+            lines.append(Content.styled(symbol, "$text-primary") + wrapped[0])
+            lines.extend(Content(" " * len(symbol)) + line for line in wrapped[1:])
+        return lines
+
+
+class TableLines(LineBlock):
+    """A long table: the header in bold, a rule, one line per row, columns cut to fit."""
+
+    def __init__(self, markdown: Markdown, token: Token) -> None:
+        super().__init__(markdown, token)
+        rows: list[list[Token]] = token.meta["rows"]
+        self.rows = [[self._token_to_content(cell) for cell in row] for row in rows]
+
+    def lay_out(self, width: int) -> list[Content]:
+        columns = max(len(row) for row in self.rows)
+        widths = [max((row[n].cell_length for row in self.rows if n < len(row)), default=0)
+                  for n in range(columns)]  # fmt: skip
+        room = max(columns, width - 3 * (columns - 1))
+        while sum(widths) > room:  # the widest column gives way first
+            widest = widths.index(max(widths))
+            widths[widest] -= 1
+        separator = Content.styled(" │ ", "$text-muted")
+
+        def line(cells: list[Content]) -> Content:
+            padded = [
+                (cells[n] if n < len(cells) else Content("")).truncate(
+                    size, ellipsis=True, pad=True
+                )
+                for n, size in enumerate(widths)
+            ]
+            return separator.join(padded)
+
+        header, *body = self.rows
+        rule = Content.styled("─┼─".join("─" * size for size in widths), "$text-muted")
+        return [line(header).stylize("bold"), rule, *(line(row) for row in body)]
+
+
+def long_block(markdown: Markdown, token: Token) -> LineBlock | None:
+    """The answer's `unhandled_token`: a folded token becomes its widget."""
+    if token.type == LONG_LIST:
+        return ListLines(markdown, token)
+    if token.type == LONG_TABLE:
+        return TableLines(markdown, token)
+    return None

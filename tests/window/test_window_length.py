@@ -1,0 +1,117 @@
+"""A long session stays light (issue 16): old blocks leave the layout and come back on scroll,
+huge lists and tables in an answer are one widget each. Nothing here is timed (bench/ is)."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+import pytest
+
+from mm_tui.agent.events import (
+    AssistantMessageDone,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    ToolStatus,
+    TurnEnded,
+    TurnStarted,
+    TurnSummary,
+)
+from mm_tui.widgets.blocks import UserMessage
+from mm_tui.widgets.long_blocks import ListLines, TableLines
+from mm_tui.widgets.transcript import LIVE_MOST
+from tests.window.conftest import play, wait_for
+
+pytestmark = pytest.mark.anyio
+
+TURNS = 60  # six blocks a turn: 360 blocks, more than the layout keeps
+
+
+def turn(n: int) -> list[Any]:
+    events: list[Any] = [TurnStarted(f"turn {n}")]
+    for k in range(3):
+        call = f"c{n}_{k}"
+        events.append(ToolStarted(call, "bash", {"command": f"echo {n} {k}"}, ""))
+        events.append(ToolFinished(call, "bash", "", ToolStatus.DONE, 0.1, f"{n} {k}\n"))
+    events += [TextDelta(f"Answer **{n}**."), AssistantMessageDone(f"Answer **{n}**.", "")]
+    events += [TurnSummary(3, 0, 0, 0, 1.0, 10, 5), TurnEnded("answered")]
+    return events
+
+
+async def test_a_long_session_keeps_its_newest_blocks_mounted_and_exports_every_one(
+    still_app: Any,
+) -> None:
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [event for n in range(TURNS) for event in turn(n)])
+        transcript = app.transcript
+        assert len(transcript.children) <= LIVE_MOST
+        exported = transcript.to_markdown()
+        assert [f"> turn {n}" in exported for n in range(TURNS)] == [True] * TURNS
+        assert (
+            exported.index("> turn 0") < exported.index("Answer **0**") < exported.index("> turn 1")
+        )
+        last = list(transcript.rows.values())[-1]
+        assert (last.call_id, last.status) == (f"c{TURNS - 1}_2", ToolStatus.DONE)
+
+
+async def test_scrolling_back_to_the_top_brings_the_first_turn_back_in_order(
+    still_app: Any,
+) -> None:
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [event for n in range(TURNS) for event in turn(n)])
+        transcript = app.transcript
+        exported = transcript.to_markdown()
+
+        def first_message() -> str:
+            first = transcript.children[0]
+            return first.text if isinstance(first, UserMessage) else ""
+
+        for _ in range(10):  # each visit to the top brings a batch back
+            if first_message() == "turn 0":
+                break
+            transcript.scroll_end(animate=False, immediate=True)
+            await pilot.pause()
+            transcript.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda: transcript.scroll_y > 0 or first_message() == "turn 0",
+                           "a batch comes back above, the view kept")  # fmt: skip
+        assert first_message() == "turn 0"
+        assert transcript.to_markdown() == exported
+        assert "c0_0" in transcript.rows
+
+
+async def test_an_answer_of_hundreds_of_list_items_is_one_widget_showing_its_end(
+    still_app: Any,
+) -> None:
+    items = "".join(f"- item {n}: passed\n" for n in range(1, 301))
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [TurnStarted("list"), TextDelta("All:\n\n" + items),
+                           AssistantMessageDone(items, ""), TurnEnded("answered")])  # fmt: skip
+        await wait_for(pilot, lambda: bool(app.query(ListLines)), "the list is drawn")
+        (lines,) = app.query(ListLines)
+        assert [symbol for symbol, _ in lines.items] == ["• "] * 300
+        assert lines.items[-1][1].plain == "item 300: passed"
+        await wait_for(pilot, lambda: "item 300: passed" in _screen(app), "the end shows")
+
+
+async def test_an_answer_with_a_table_of_hundreds_of_rows_is_one_widget(still_app: Any) -> None:
+    table = "| # | name |\n|---|---|\n" + "".join(f"| {n} | case {n} |\n" for n in range(200))
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [TurnStarted("table"), TextDelta(table),
+                           AssistantMessageDone(table, ""), TurnEnded("answered")])  # fmt: skip
+        await wait_for(pilot, lambda: bool(app.query(TableLines)), "the table is drawn")
+        (lines,) = app.query(TableLines)
+        assert [cell.plain for cell in lines.rows[0]] == ["#", "name"]
+        assert [cell.plain for cell in lines.rows[-1]] == ["199", "case 199"]
+        await wait_for(pilot, lambda: "case 199" in _screen(app), "the last row shows")
+
+
+def _screen(app: Any) -> str:
+    """The text on screen, as the screenshot has it."""
+    svg = re.sub(r"<[^>]+>", "", app.export_screenshot())
+    return html.unescape(svg).replace("\xa0", " ")
