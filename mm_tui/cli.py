@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 #: `add_arguments(parser)` and `run(args, load_config) -> int`, and imports its heavy
 #: libraries inside `run`. Adding a subcommand is one line here and its module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "acp": ("mm_tui.acp.command", "run as an ACP agent on stdin/stdout, for editors (Zed, Toad)"),
     "doctor": (
         "mm_tui.doctor",
         "check the server, model, context, tools, language servers, config",

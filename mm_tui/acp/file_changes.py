@@ -1,0 +1,138 @@
+"""File changes as ACP diff content: the old and the new text of each file an edit touches.
+
+The core describes an edit as a unified diff (`--- a/x`, `+++ b/x`, hunks). ACP wants whole
+texts, so the hunks are applied to the file as it is on disk: forwards before the edit (the
+permission question shows what would change), backwards after it (a rename's files are known
+only from its diff). A diff that does not fit the file gives no text, never a wrong one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_NO_NEWLINE = "\\ No newline at end of file"
+LARGEST_FILE = 2_000_000  # characters; a bigger file travels as text, not as a diff
+
+
+@dataclass
+class Hunk:
+    old_start: int  # 1-based; 0 when the old side is empty
+    new_start: int
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (sign, text with its "\n")
+
+
+@dataclass
+class FilePatch:
+    """One file of a unified diff; `path` as written after `+++ ` without its `b/`."""
+
+    path: str
+    created: bool
+    hunks: list[Hunk] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """What ACP shows: `old` is None for a file that did not exist."""
+
+    path: Path
+    old: str | None
+    new: str
+
+
+def parse_unified(diff: str) -> list[FilePatch]:
+    """The files of a unified diff as the core writes it (tools/diffs.py)."""
+    patches: list[FilePatch] = []
+    created = False
+    for line in diff.split("\n"):
+        if line.startswith("--- "):
+            created = line[4:].strip() == "/dev/null"
+        elif line.startswith("+++ "):
+            name = line[4:].strip()
+            patches.append(FilePatch(name[2:] if name.startswith("b/") else name, created))
+        elif patches and (match := _HUNK.match(line)):
+            patches[-1].hunks.append(Hunk(int(match[1]), int(match[3])))
+        elif patches and patches[-1].hunks and line == _NO_NEWLINE:
+            sign, text = patches[-1].hunks[-1].lines[-1]
+            patches[-1].hunks[-1].lines[-1] = (sign, text.removesuffix("\n"))
+        elif patches and patches[-1].hunks and line[:1] in (" ", "-", "+"):
+            patches[-1].hunks[-1].lines.append((line[0], line[1:] + "\n"))
+    return patches
+
+
+def apply(text: str, patch: FilePatch, *, reverse: bool = False) -> str | None:
+    """`text` with the patch applied (or undone); None when its lines do not match. The core's
+    diff drops a line's `\r`; a CRLF file's lines are matched without it and added with it."""
+    drop, keep = ("+", "-") if reverse else ("-", "+")
+    lines = text.splitlines(keepends=True)
+    crlf = bool(lines) and lines[0].endswith("\r\n")
+    result: list[str] = []
+    cursor = 0
+    for hunk in patch.hunks:
+        start = max((hunk.new_start if reverse else hunk.old_start) - 1, 0)
+        if start < cursor or start > len(lines):
+            return None
+        result.extend(lines[cursor:start])
+        cursor = start
+        for sign, line in hunk.lines:
+            if sign in (" ", drop):
+                if cursor >= len(lines) or _bare(lines[cursor]) != _bare(line):
+                    return None
+                if sign == " ":
+                    result.append(lines[cursor])
+                cursor += 1
+            elif sign == keep:
+                result.append(line[:-1] + "\r\n" if crlf and line.endswith("\n") else line)
+    result.extend(lines[cursor:])
+    return "".join(result)
+
+
+def _bare(line: str) -> str:
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text, or None when it is missing, unreadable, binary or too big."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) > LARGEST_FILE or b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def changes_before(diff: str, root: Path) -> list[FileChange]:
+    """What an edit not yet made would change, from its diff and the files on disk."""
+    changes: list[FileChange] = []
+    for patch in parse_unified(diff):
+        path = (root / patch.path).resolve()
+        old = None if patch.created else read_text(path)
+        if old is None and not patch.created:
+            continue
+        new = apply(old or "", patch)
+        if new is not None:
+            changes.append(FileChange(path, old, new))
+    return changes
+
+
+def changes_after(diff: str, root: Path) -> list[FileChange]:
+    """What an edit just made changed, from its diff and the files now on disk."""
+    changes: list[FileChange] = []
+    for patch in parse_unified(diff):
+        path = (root / patch.path).resolve()
+        new = read_text(path)
+        if new is None:
+            continue
+        old = None if patch.created else apply(new, patch, reverse=True)
+        if old is not None or patch.created:
+            changes.append(FileChange(path, old, new))
+    return changes

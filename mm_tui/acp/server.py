@@ -1,0 +1,211 @@
+"""The ACP agent: answers initialize, session/new, session/load, session/prompt and
+session/cancel for any number of sessions, each with its own core Agent and working directory.
+
+A session's configuration is looked up from its `cwd` (the project's `.mm.yaml`), with the
+command line's flags on top. Turns end as ACP stop reasons; an error that ends a turn has
+already been said in the conversation as a `[error] …` line, so the turn still ends normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import unquote, urlparse
+
+from acp import (
+    PROTOCOL_VERSION,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    run_agent,
+)
+from acp.interfaces import Agent as AcpAgent
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AudioContentBlock,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    Implementation,
+    PromptCapabilities,
+    ResourceContentBlock,
+    StopReason,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from mm_tui import __version__
+from mm_tui.acp.session import AcpSession, SessionBridge
+from mm_tui.acp.updates import EventTranslator
+from mm_tui.agent.config import Config, ConfigError
+from mm_tui.agent.events import TurnEnded
+from mm_tui.agent.session import SessionStore
+
+log = logging.getLogger(__name__)
+
+ConfigLoader = Callable[[Path], Config]
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+STOP_REASONS: dict[str, StopReason] = {
+    "answered": "end_turn",
+    "error": "end_turn",  # said in the conversation as `[error] …`
+    "loop": "end_turn",  # said in the conversation as `[loop] …`
+    "max_turns": "max_turn_requests",
+    "interrupted": "cancelled",
+}
+
+
+class MmAcpAgent:
+    """mm-tui's side of the protocol (the SDK's `acp.Agent` shape)."""
+
+    def __init__(self, load_config: ConfigLoader) -> None:
+        self.load_config = load_config
+        self.sessions: dict[str, AcpSession] = {}
+        self._client: Client | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self._client = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+            agent_info=Implementation(name="mm-tui", title="mm-tui", version=__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        session = await self._open(cwd)
+        return NewSessionResponse(session_id=session.session_id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        """Resume a session file and send its conversation back as updates, then answer."""
+        path = SessionStore().path_for(session_id)
+        if not path.is_file():
+            raise RequestError.resource_not_found(session_id)
+        old = self.sessions.pop(session_id, None)
+        if old is not None:
+            await old.close()
+        session = await self._open(cwd, resume=session_id)
+        await _replay(path, session.bridge)
+        return LoadSessionResponse()
+
+    async def prompt(
+        self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
+    ) -> PromptResponse:
+        session = self._session(session_id)
+        ended: TurnEnded = await session.prompt(prompt_text(prompt, session.agent.cwd))
+        return PromptResponse(stop_reason=STOP_REASONS[ended.reason])
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def close_all(self) -> None:
+        for session in list(self.sessions.values()):
+            await session.close()
+        self.sessions.clear()
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": f"no session {session_id}"})
+        return session
+
+    async def _open(self, cwd: str, resume: str | None = None) -> AcpSession:
+        from mm_tui.agent.agent import Agent
+
+        directory = Path(cwd)
+        if not directory.is_absolute() or not directory.is_dir():
+            raise RequestError.invalid_params({"cwd": f"not an absolute directory: {cwd}"})
+        try:
+            config = await asyncio.to_thread(self.load_config, directory)
+        except ConfigError as exc:
+            raise RequestError(-32603, f"mm-tui: {exc}") from None
+        assert self._client is not None, "on_connect comes first"
+        bridge = SessionBridge(self._client, EventTranslator(directory, config.skills_dir))
+        agent = await asyncio.to_thread(Agent, config, bridge.sink, directory, resume=resume)
+        session = AcpSession(agent, bridge)
+        self.sessions[session.session_id] = session
+        return session
+
+
+def prompt_text(blocks: list[PromptBlock], cwd: Path) -> str:
+    """The user's message: text as typed, a linked file as `@path`, an attached file's text
+    in a fence under its path. Images and audio are not for mm-tui's models."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"@{_shown_path(block.uri, cwd)}")
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                path = _shown_path(resource.uri, cwd)
+                parts.append(f"\n{path}:\n```\n{resource.text}\n```\n")
+    return " ".join(part for part in parts if part).strip()
+
+
+def _shown_path(uri: str, cwd: Path) -> str:
+    """A file URI as a path relative to the project when it is inside it."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return uri
+    path = Path(unquote(parsed.path))
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+async def _replay(path: Path, bridge: SessionBridge) -> None:
+    """The saved conversation, as the window's replay reads it, sent as updates."""
+    from mm_tui.replay import Pace, session_events
+
+    translator = EventTranslator(bridge.translator.cwd, bridge.translator.skills_dir, True)
+    session = json.loads(path.read_text(encoding="utf-8"))
+    live, bridge.translator = bridge.translator, translator
+    try:
+        for _, event in session_events(session, Pace(speed=0)):
+            bridge.sink(event)
+        await bridge.flush()
+    finally:
+        bridge.translator = live
+
+
+async def serve_stdio(load_config: ConfigLoader) -> int:
+    """Speak ACP on stdin/stdout until the client closes them."""
+    agent = MmAcpAgent(load_config)
+    try:
+        # Duck-typed on purpose: the SDK routes the methods an agent has and answers "method not
+        # found" for the others; subclassing its Protocol would answer them with None instead.
+        await run_agent(cast(AcpAgent, cast(object, agent)))
+    finally:
+        await agent.close_all()
+    return 0

@@ -1,0 +1,225 @@
+"""The core's events said in ACP: session updates, and permission questions for the client.
+
+Runs in the core's worker thread, inside the sink, so a file is read at the moment the event
+says (before an edit runs, right after it ran). Text for the person (the answer, reasoning,
+tool output, notices) goes through `literal`; file contents in diffs travel exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, assert_never
+
+from acp import (
+    start_tool_call,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UserMessageChunk,
+)
+
+from mm_tui.acp.file_changes import FileChange, changes_after, changes_before, read_text
+from mm_tui.acp.tool_calls import (
+    SINGLE_FILE_EDITS,
+    ToolContent,
+    diff_content,
+    locations,
+    target_path,
+    text_content,
+    tool_kind,
+    tool_status,
+)
+from mm_tui.agent.events import (
+    AssistantMessageDone,
+    Event,
+    Notice,
+    PermissionAnswer,
+    PermissionRequest,
+    PermissionResolved,
+    ReasoningDelta,
+    SpinnerChanged,
+    TextDelta,
+    ToolFinished,
+    ToolOutputDelta,
+    ToolStarted,
+    ToolStatus,
+    TurnEnded,
+    TurnStarted,
+    TurnSummary,
+    Usage,
+)
+from mm_tui.faces.terminal import LiteralStream
+from mm_tui.support.terminal_text import literal
+
+log = logging.getLogger(__name__)
+
+SessionUpdate = (
+    AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
+)
+LIVE_OUTPUT_EVERY = 0.3  # seconds between two updates of a running command's output
+LIVE_OUTPUT_TAIL = 4000  # characters of it shown while it runs
+
+
+@dataclass(frozen=True)
+class PermissionAsk:
+    """A permission question for the client; its answer resolves the core's future."""
+
+    tool_call: ToolCallUpdate
+    future: Future[PermissionAnswer]
+
+
+Outgoing = SessionUpdate | PermissionAsk
+
+
+@dataclass
+class _Call:
+    name: str
+    arguments: dict[str, Any]
+    old_text: str | None = None  # the file before a write_file or edit_file ran
+    path: Path | None = None
+    output: str = ""
+    last_live: float = 0.0
+    running: bool = False
+
+
+@dataclass
+class EventTranslator:
+    """Turns each event into what the client must receive, in order."""
+
+    cwd: Path
+    skills_dir: str = ".mm/skills"
+    replaying: bool = False  # session/load: the user's messages are sent back too
+    _calls: dict[str, _Call] = field(default_factory=dict)
+    _current: str | None = None
+    _answer: LiteralStream = field(default_factory=LiteralStream)
+    _thought: LiteralStream = field(default_factory=LiteralStream)
+
+    def translate(self, event: Event) -> list[Outgoing]:
+        match event:
+            case TurnStarted(text=text):
+                return [update_user_message_text(text)] if self.replaying else []
+            case TextDelta(text=text):
+                return _message(self._answer.feed(text))
+            case ReasoningDelta(text=text):
+                return _thought(self._thought.feed(text))
+            case AssistantMessageDone():
+                return _message(self._answer.flush()) + _thought(self._thought.flush())
+            case ToolStarted():
+                return [self._started(event)]
+            case PermissionRequest():
+                return [self._ask(event)]
+            case SpinnerChanged(state=state):
+                return self._running() if state.startswith("Running ") else []
+            case ToolOutputDelta(call_id=call_id, text=text):
+                return self._live_output(call_id, text)
+            case ToolFinished():
+                return [self._finished(event)]
+            case Notice(level=level, text=text):
+                return _message(f"\n\n[{level}] {literal(text)}\n\n")
+            case TurnSummary():
+                return _message(f"\n\n{event.line()}\n")
+            case PermissionResolved() | Usage() | TurnEnded():
+                return []
+            case _:
+                assert_never(event)
+
+    def _started(self, event: ToolStarted) -> ToolCallStart:
+        call = _Call(event.name, dict(event.arguments))
+        self._calls[event.call_id] = call
+        self._current = event.call_id
+        call.path = target_path(event.name, call.arguments, self.cwd)
+        if event.name in SINGLE_FILE_EDITS and call.path is not None:
+            call.old_text = read_text(call.path)
+        return start_tool_call(
+            event.call_id,
+            literal(event.title),
+            kind=tool_kind(event.name, call.arguments),
+            status="pending",
+            locations=locations(event.name, call.arguments, self.cwd, self.skills_dir),
+            raw_input=call.arguments,
+        )
+
+    def _ask(self, event: PermissionRequest) -> PermissionAsk:
+        call = self._calls.get(event.call_id) or _Call(event.name, {})
+        content = self._planned_changes(call, event.diff)
+        if not content:
+            content = text_content(literal(event.detail))
+        tool_call = ToolCallUpdate(
+            tool_call_id=event.call_id,
+            title=literal(event.title),
+            kind=tool_kind(event.name, call.arguments),
+            status="pending",
+            content=content,
+        )
+        return PermissionAsk(tool_call, event.future)
+
+    def _planned_changes(self, call: _Call, diff: str | None) -> list[ToolContent]:
+        """What an edit would change, before it runs: write_file's content is the new text."""
+        content = call.arguments.get("content")
+        if call.name == "write_file" and call.path is not None and isinstance(content, str):
+            if content == call.old_text:
+                return []
+            return diff_content([FileChange(call.path, call.old_text, content)])
+        return diff_content(changes_before(diff, self.cwd)) if diff else []
+
+    def _running(self) -> list[Outgoing]:
+        call = self._calls.get(self._current or "")
+        if call is None or call.running or self._current is None:
+            return []
+        call.running = True
+        return [update_tool_call(self._current, status="in_progress")]
+
+    def _live_output(self, call_id: str, text: str) -> list[Outgoing]:
+        call = self._calls.get(call_id)
+        if call is None:
+            return []
+        call.output += text
+        now = time.monotonic()
+        if now - call.last_live < LIVE_OUTPUT_EVERY:
+            return []
+        call.last_live = now
+        shown = literal(call.output[-LIVE_OUTPUT_TAIL:])
+        return [update_tool_call(call_id, status="in_progress", content=text_content(shown))]
+
+    def _finished(self, event: ToolFinished) -> ToolCallProgress:
+        call = self._calls.pop(event.call_id, None) or _Call(event.name, {})
+        content: list[ToolContent] = []
+        if event.status is ToolStatus.DONE and event.diff:
+            content = diff_content(self._made_changes(call, event.diff))
+        content += text_content(literal(event.output))
+        return update_tool_call(
+            event.call_id,
+            status=tool_status(event.status),
+            content=content,
+            raw_output={"output": event.output, "status": event.status.value},
+        )
+
+    def _made_changes(self, call: _Call, diff: str) -> list[FileChange]:
+        """What an edit changed: the file before it ran and as it is now (a rename: undo its
+        diff on the files as they are now)."""
+        if call.name in SINGLE_FILE_EDITS and call.path is not None:
+            new = read_text(call.path)
+            if new is not None and new != call.old_text:
+                return [FileChange(call.path, call.old_text, new)]
+            return []
+        return changes_after(diff, self.cwd)
+
+
+def _message(text: str) -> list[Outgoing]:
+    return [update_agent_message_text(text)] if text else []
+
+
+def _thought(text: str) -> list[Outgoing]:
+    return [update_agent_thought_text(text)] if text else []

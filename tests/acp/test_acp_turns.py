@@ -1,0 +1,209 @@
+"""`mm-tui acp` driven by the ACP SDK's own client over a real stdio pipe (SPEC §9)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from acp.schema import ToolCallStart
+
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=90))
+
+
+def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(reasoning="The user greets me.", text="Hello **there**.\x1b]0;PWNED\x07 Bye.")
+    )
+    client = RecordingClient()
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "hi")
+
+    assert run(scenario()) == "end_turn"
+    assert client.thought_text() == "The user greets me."
+    message = client.message_text()
+    assert message.startswith("Hello **there**. Bye.")  # the escape sequence removed whole
+    assert "\x1b" not in message and "\x07" not in message
+    assert "⚙ 0 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s)" in message
+    assert model_server.requests[0]["messages"][-1]["content"].endswith("hi")
+
+
+def test_bash_is_execute_asks_first_and_runs_in_the_sessions_cwd(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "pwd"})]), Reply(text="Done.")
+    )
+    client = RecordingClient(answer="allow_once")
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            return await prompt(conn, session.session_id, "where am I")
+
+    assert run(scenario()) == "end_turn"
+    [start] = client.starts()
+    assert start.kind == "execute" and start.status == "pending" and start.title == "bash pwd"
+    assert start.raw_input == {"command": "pwd"}
+    [(question, options)] = client.questions
+    assert question.tool_call_id == start.tool_call_id and question.kind == "execute"
+    assert texts(question.content) == ["pwd"]  # exactly what will run
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    statuses = [u.status for u in client.progress(start.tool_call_id)]
+    assert statuses[0] == "in_progress" and statuses[-1] == "completed"
+    final = client.final(start.tool_call_id)
+    assert texts(final.content) == [f"{project}\n"]  # the session's cwd, not the process's
+    assert model_server.requests[1]["messages"][-1]["content"] == f"{project}\n"
+
+
+def test_a_refused_command_fails_with_the_seeds_rejection_text(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch refused.txt"})]),
+        Reply(text="Understood."),
+    )
+    client = RecordingClient(answer="reject_once")
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "make a file")
+
+    assert run(scenario()) == "end_turn"
+    [start] = client.starts()
+    final = client.final(start.tool_call_id)
+    assert final.status == "failed"
+    assert texts(final.content) == ["[command rejected by the user]"]
+    assert not (tmp_path / "refused.txt").exists()
+    assert model_server.requests[1]["messages"][-1]["content"] == "[command rejected by the user]"
+
+
+def test_allow_always_is_asked_once_per_tool(tmp_path: Path, model_server: ScriptedServer) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo one"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo two"})]),
+        Reply(text="Both ran."),
+    )
+    client = RecordingClient(answer="allow_always")
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "twice")
+
+    assert run(scenario()) == "end_turn"
+    assert len(client.questions) == 1
+    assert [texts(client.final(s.tool_call_id).content) for s in client.starts()] == [
+        ["one\n"],
+        ["two\n"],
+    ]
+
+
+def test_file_changes_travel_as_diffs_new_file_from_empty_edit_with_old_and_new_text(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "src/new.py", "content": "a = 1\n"})]),
+        Reply(tool_calls=[ToolCall("edit_file", {"path": "src/new.py",
+                                                 "edits": [{"old": "a = 1", "new": "a = 2"}]})]),
+        Reply(text="Written and edited."),
+    )  # fmt: skip
+    client = RecordingClient(answer="allow_once")
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "write it")
+
+    assert run(scenario()) == "end_turn"
+    path = str(tmp_path / "src/new.py")
+    write, edit = client.starts()
+    assert (write.kind, edit.kind) == ("edit", "edit")
+    assert [loc.path for loc in write.locations or []] == [path]
+    (asked_write, _), (asked_edit, _) = client.questions
+    [planned] = diffs(asked_write.content)  # shown before anything is written
+    assert (planned.path, planned.old_text, planned.new_text) == (path, None, "a = 1\n")
+    [planned] = diffs(asked_edit.content)
+    assert (planned.old_text, planned.new_text) == ("a = 1\n", "a = 2\n")
+    [made] = diffs(client.final(write.tool_call_id).content)
+    assert (made.path, made.old_text, made.new_text) == (path, None, "a = 1\n")
+    [made] = diffs(client.final(edit.tool_call_id).content)
+    assert (made.old_text, made.new_text) == ("a = 1\n", "a = 2\n")
+    assert (tmp_path / "src/new.py").read_text() == "a = 2\n"
+
+
+def test_read_tools_are_read_with_absolute_locations_and_never_ask(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    (tmp_path / "notes.txt").write_text("one\ntwo\nthree\n")
+    skill = tmp_path / ".mm/skills/style.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: the house style\n---\nShort names.\n")
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt", "start": 2})]),
+        Reply(tool_calls=[ToolCall("read_skill", {"name": "style"})]),
+        Reply(text="Read both."),
+    )
+    client = RecordingClient(answer="reject_once")  # would refuse, if it were asked
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "read")
+
+    assert run(scenario()) == "end_turn"
+    assert client.questions == []
+    read, skill_call = client.starts()
+    assert read.kind == "read" and skill_call.kind == "read"
+    [location] = read.locations or []
+    assert (location.path, location.line) == (str(tmp_path / "notes.txt"), 2)
+    assert [loc.path for loc in skill_call.locations or []] == [str(skill)]
+    assert texts(client.final(read.tool_call_id).content) == ["two\nthree\n"]
+    assert client.final(skill_call.tool_call_id).status == "completed"
+    assert "📝 1 file op(s) · 📖 1 skill(s)" in client.message_text()
+
+
+def test_the_loop_detector_and_a_server_fault_are_said_as_messages(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    for _ in range(3):
+        model_server.enqueue(Reply(tool_calls=[ToolCall("read_file", {"path": "missing.txt"})]))
+    model_server.enqueue(Reply(status=401, error_body={"error": {"message": "bad key"}}))
+    client = RecordingClient()
+
+    async def scenario() -> str:
+        async with mm_acp(
+            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
+        ) as conn:
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await prompt(conn, session.session_id, "read it")
+
+    assert run(scenario()) == "end_turn"
+    message = client.message_text()
+    assert "[loop] read_file: the same call and result 3 times in a row" in message
+    assert "[error] " in message and "refused the API key (HTTP 401: bad key)" in message
+    assert all(isinstance(s, ToolCallStart) and s.kind == "read" for s in client.starts())
