@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 #: libraries inside `run`. Adding a subcommand is one line here and its module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "acp": ("mm_tui.acp.command", "run as an ACP agent on stdin/stdout, for editors (Zed, Toad)"),
+    "serve": ("mm_tui.serve", "serve the window to a browser on 127.0.0.1, for demos"),
     "doctor": (
         "mm_tui.doctor",
         "check the server, model, context, tools, language servers, config",
