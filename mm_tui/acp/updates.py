@@ -199,12 +199,7 @@ class EventTranslator:
         if event.status is ToolStatus.DONE and event.diff:
             content = diff_content(self._made_changes(call, event.diff))
         content += text_content(literal(event.output))
-        return update_tool_call(
-            event.call_id,
-            status=tool_status(event.status),
-            content=content,
-            raw_output={"output": event.output, "status": event.status.value},
-        )
+        return update_tool_call(event.call_id, status=tool_status(event.status), content=content)
 
     def _made_changes(self, call: _Call, diff: str) -> list[FileChange]:
         """What an edit changed: the file before it ran and as it is now (a rename: undo its

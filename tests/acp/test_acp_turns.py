@@ -96,9 +96,11 @@ def test_a_refused_command_fails_with_the_seeds_rejection_text(
     assert model_server.requests[1]["messages"][-1]["content"] == "[command rejected by the user]"
 
 
-def test_allow_always_is_asked_once_per_tool(tmp_path: Path, model_server: ScriptedServer) -> None:
+def test_allow_always_is_asked_once_per_tool_and_output_is_shown_literally(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
     model_server.enqueue(
-        Reply(tool_calls=[ToolCall("bash", {"command": "echo one"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "printf '\\033]0;T\\007\\033[31mone\\n'"})]),
         Reply(tool_calls=[ToolCall("bash", {"command": "echo two"})]),
         Reply(text="Both ran."),
     )
