@@ -17,10 +17,10 @@ from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 
 
 def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, timeout=90))
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=150))
 
 
-async def until(condition, timeout: float = 30.0) -> None:
+async def until(condition, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition never came true"
