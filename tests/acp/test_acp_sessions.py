@@ -17,7 +17,7 @@ from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 
 
 def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, timeout=150))
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=115))
 
 
 async def until(condition, timeout: float = 90.0) -> None:

@@ -12,7 +12,7 @@ from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 
 
 def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, timeout=150))
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=115))
 
 
 def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
