@@ -107,17 +107,21 @@ async def chromium_page(user_data_dir: Path) -> AsyncIterator[Page]:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     if binary is None:
         pytest.fail("Chromium is needed for this test (Debian: apt-get install chromium)")
-    process = subprocess.Popen(
-        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    user_data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = user_data_dir.parent / "chromium.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         port_file = user_data_dir / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # a loaded 2-core machine starts Chromium slowly
         while not (port_file.exists() and port_file.read_text().strip()):
-            assert time.monotonic() < deadline, "Chromium did not open its DevTools port"
-            assert process.poll() is None, "Chromium exited at start"
+            tail = log_path.read_text(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, f"Chromium opened no DevTools port: {tail}"
+            assert process.poll() is None, f"Chromium exited at start: {tail}"
             await asyncio.sleep(0.1)
         port = port_file.read_text().split()[0]
         async with aiohttp.ClientSession() as http:

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.browser import chromium_page
 from tests.faces.helpers import clean_env
@@ -69,6 +71,7 @@ def keep(path: Path) -> None:
         (Path(SCREENSHOTS) / path.name).write_bytes(path.read_bytes())
 
 
+@pytest.mark.timeout(300)  # a loaded machine starts Chromium and the window slowly
 def test_a_turn_typed_in_the_browser_shows_its_row_and_answer(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
@@ -90,13 +93,14 @@ def test_a_turn_typed_in_the_browser_shows_its_row_and_answer(
             return await page.screenshot(tmp_path / "serve-turn.png")
 
     with mm_serve(tmp_path, *flags) as url:
-        shot = asyncio.run(asyncio.wait_for(scenario(url), 150))
+        shot = asyncio.run(asyncio.wait_for(scenario(url), 240))
     keep(shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     assert model_server.requests[0]["messages"][-1]["content"].endswith("run the command")
     assert model_server.requests[1]["messages"][-1]["content"] == "served-row\n"
 
 
+@pytest.mark.timeout(300)
 def test_the_demo_plays_in_the_browser(tmp_path: Path) -> None:
     async def scenario(url: str) -> Path:
         async with chromium_page(tmp_path / "chromium") as page:
@@ -107,7 +111,7 @@ def test_the_demo_plays_in_the_browser(tmp_path: Path) -> None:
             return await page.screenshot(tmp_path / "serve-demo.png")
 
     with mm_serve(tmp_path, "--demo") as url:
-        shot = asyncio.run(asyncio.wait_for(scenario(url), 150))
+        shot = asyncio.run(asyncio.wait_for(scenario(url), 240))
     keep(shot)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
 
