@@ -9,7 +9,6 @@ already been said in the conversation as a `[error] …` line, so the turn still
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -104,7 +103,7 @@ class MmAcpAgent:
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
         """Resume a session file and send its conversation back as updates, then answer."""
-        path = SessionStore().path_for(session_id)
+        path = SessionStore().locate(session_id)
         if not path.is_file():
             raise RequestError.resource_not_found(session_id)
         old = self.sessions.pop(session_id, None)
@@ -186,10 +185,11 @@ def _shown_path(uri: str, cwd: Path) -> str:
 
 async def _replay(path: Path, bridge: SessionBridge) -> None:
     """The saved conversation, as the window's replay reads it, sent as updates."""
+    from mm_tui.agent.session import read_session_document
     from mm_tui.replay import Pace, session_events
 
     translator = EventTranslator(bridge.translator.cwd, bridge.translator.skills_dir, True)
-    session = json.loads(path.read_text(encoding="utf-8"))
+    session = await asyncio.to_thread(read_session_document, path)
     live, bridge.translator = bridge.translator, translator
     try:
         for _, event in session_events(session, Pace(speed=0)):

@@ -20,7 +20,13 @@ from acp.schema import AllowedOutcome, PermissionOption
 
 from mm_tui.acp.updates import EventTranslator, Outgoing, PermissionAsk
 from mm_tui.agent.agent import Agent
-from mm_tui.agent.events import Event, PermissionAnswer, PermissionRequest, TurnEnded
+from mm_tui.agent.events import (
+    Event,
+    PermissionAnswer,
+    PermissionReply,
+    PermissionRequest,
+    TurnEnded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +116,7 @@ class SessionBridge:
         _answer(ask.future, answer)
 
 
-def _answer(future: Future[PermissionAnswer], answer: PermissionAnswer) -> None:
+def _answer(future: Future[PermissionAnswer | PermissionReply], answer: PermissionAnswer) -> None:
     try:
         if not future.done():
             future.set_result(answer)

@@ -46,6 +46,7 @@ from mm_tui.agent.events import (
     Event,
     Notice,
     PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     PermissionResolved,
     ReasoningDelta,
@@ -61,7 +62,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.faces.terminal import LiteralStream
-from mm_tui.support.terminal_text import literal
+from mm_tui.support.terminal_text import literal, visible
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class PermissionAsk:
     """A permission question for the client; its answer resolves the core's future."""
 
     tool_call: ToolCallUpdate
-    future: Future[PermissionAnswer]
+    future: Future[PermissionAnswer | PermissionReply]
 
 
 Outgoing = SessionUpdate | PermissionAsk
@@ -154,8 +155,8 @@ class EventTranslator:
     def _ask(self, event: PermissionRequest) -> PermissionAsk:
         call = self._calls.get(event.call_id) or _Call(event.name, {})
         content = self._planned_changes(call, event.diff)
-        if not content:
-            content = text_content(literal(event.detail))
+        if not content:  # what will run, every hiding character shown (`\r`, `\u202e`…)
+            content = text_content(visible(event.detail))
         tool_call = ToolCallUpdate(
             tool_call_id=event.call_id,
             title=literal(event.title),

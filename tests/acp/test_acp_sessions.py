@@ -12,6 +12,7 @@ import pytest
 from acp import RequestError
 from acp.schema import ToolCallProgress
 
+from mm_tui.agent.session import SessionStore
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 
@@ -115,7 +116,7 @@ def test_load_sends_the_saved_conversation_back_then_goes_on_from_it(
     ]
     sent = model_server.requests[2]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
-    assert (tmp_path / f"data/mm/sessions/{session_id}.json").is_file()
+    assert SessionStore(tmp_path / "data/mm/sessions").locate(session_id).is_file()
 
 
 def test_bad_sessions_are_refused_with_a_protocol_error(tmp_path: Path) -> None:

@@ -101,7 +101,7 @@ def test_allow_always_is_asked_once_per_tool_and_output_is_shown_literally(
 ) -> None:
     model_server.enqueue(
         Reply(tool_calls=[ToolCall("bash", {"command": "printf '\\033]0;T\\007\\033[31mone\\n'"})]),
-        Reply(tool_calls=[ToolCall("bash", {"command": "echo two"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "printf 'two\\n'"})]),
         Reply(text="Both ran."),
     )
     client = RecordingClient(answer="allow_always")
