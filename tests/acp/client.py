@@ -37,10 +37,11 @@ from tests.faces.helpers import clean_env
 
 @dataclass
 class RecordingClient:
-    """Answers permission questions with `answer` (an option id), or, when None, waits until
-    `release` is set and answers `cancelled`, as the protocol asks of a client on cancel."""
+    """Answers permission questions with `answer` (an option id; a list: one per question, in
+    order), or, when None, waits until `release` is set and answers `cancelled`, as the
+    protocol asks of a client on cancel."""
 
-    answer: str | None = "allow_once"
+    answer: str | list[str] | None = "allow_once"
     updates: list[Any] = field(default_factory=list)
     questions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
@@ -58,8 +59,9 @@ class RecordingClient:
         if self.answer is None:
             await self.release.wait()
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        answer = self.answer.pop(0) if isinstance(self.answer, list) else self.answer
         return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
         )
 
     async def write_text_file(self, *args: Any, **kwargs: Any) -> Any:

@@ -164,17 +164,14 @@ def test_lsp_navigation_is_read_and_rename_is_an_edit_that_asks(
         Reply(tool_calls=[ToolCall("lsp", rename)]),
         Reply(text="Renamed."),
     )  # fmt: skip
-    client = RecordingClient(answer="reject_once")
+    client = RecordingClient(answer=["reject_once", "allow_once"])  # refuse, then allow
     main = python_project / "main.py"
 
     async def scenario() -> str:
         async with mm_acp(client, python_project.parent, "--base-url", model_server.base_url,
                           "--model", "m") as conn:  # fmt: skip
             session = await conn.new_session(cwd=str(python_project), mcp_servers=[])
-            turn = asyncio.create_task(prompt(conn, session.session_id, "rename"))
-            await until(lambda: len(client.questions) == 1)
-            client.answer = "allow_once"  # refuse the first rename, allow the second
-            return await turn
+            return await prompt(conn, session.session_id, "rename")
 
     assert run(scenario()) == "end_turn"
     definition, refused, renamed = client.starts()
