@@ -8,7 +8,6 @@ in `mm_tui.window.commands`; both draw through `mm_tui.surface.ScreenSurface`.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Callable
 from functools import cached_property
@@ -31,6 +30,7 @@ from mm_tui.agent.events import (
     ToolFinished,
     ToolOutputDelta,
     ToolStarted,
+    ToolStatus,
     TurnEnded,
     TurnStarted,
     TurnSummary,
@@ -38,18 +38,20 @@ from mm_tui.agent.events import (
 )
 from mm_tui.agent.port import AgentPort
 from mm_tui.surface import ScreenSurface
+from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
+from mm_tui.widgets.output_viewer import OutputViewer, viewer_for_row
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.pickers import ModelPicker
-from mm_tui.widgets.prompt import PromptInput
+from mm_tui.widgets.prompt import PromptInput, remember_paste
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.slash_menu import SlashMenu
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
-from mm_tui.widgets.tool_row import format_duration
+from mm_tui.widgets.tool_row import ToolRow, format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window import event_bridge as notes
 from mm_tui.window.commands import SlashCommands
-from mm_tui.window.ports import PortFactory, config_view, live_factory, replay_port_factory
+from mm_tui.window.ports import PortFactory, config_view
 from mm_tui.window.turns import TurnController
 
 if TYPE_CHECKING:
@@ -88,11 +90,13 @@ class MMApp(App[int]):
         history_path: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         still: bool = False,
+        first_run: ServerCheck | None = None,
     ) -> None:
         """`agent_factory` builds the port (the Agent, or a replay source) with the app's sink:
         in a worker after the first frame (the Agent imports openai), or at mount when
         `build_in_worker` is False (a replay: its top line is right from the first frame).
-        `still`: no cursor blink, no animation, no spinner motion (snapshot tests)."""
+        `still`: no cursor blink, no animation, no spinner motion (snapshot tests).
+        `first_run`: the server check whose findings open the empty transcript."""
         super().__init__()
         self.config = config
         self.cwd = cwd
@@ -100,6 +104,7 @@ class MMApp(App[int]):
         self.build_in_worker = build_in_worker
         self.clock = clock
         self.still = still
+        self.first_run = first_run
         self.bridge = notes.EventBridge(self)
         self.history = PromptHistory(
             history_path if history_path is not None else default_history_path()
@@ -119,7 +124,7 @@ class MMApp(App[int]):
         yield SlashMenu(id="slash-menu")
         yield QueuedMessages(id="queue")
         yield StatusLine(id="status-line")
-        yield PromptInput(self.history, id="prompt")
+        yield PromptInput(self.history, root=self.cwd, id="prompt")
         yield Footer(show_command_palette=False)
 
     @cached_property  # looked up once: a long replay sends tens of thousands of events
@@ -135,6 +140,8 @@ class MMApp(App[int]):
         prompt.cursor_blink = not self.still
         prompt.focus()
         self.query_one(SlashMenu).display = False
+        if self.first_run is not None:
+            self.transcript.mount(FirstRunPanel(self.first_run, url=self.config.base_url))
         factory = self.agent_factory
         if factory is not None and not self.build_in_worker:
             self._build_now(factory)
@@ -147,7 +154,7 @@ class MMApp(App[int]):
             self.call_after_refresh(self._build_agent, factory)
 
     def _tick(self) -> None:
-        if not self.turns.running:
+        if not self.turns.running or not self.query(StatusLine):  # idle, or closing
             return
         self.frame += 1
         self.status_line.frame = self.frame
@@ -203,6 +210,8 @@ class MMApp(App[int]):
 
     @on(notes.EventsArrived)
     async def _events_arrived(self) -> None:
+        if not self.query(Transcript):  # the window is closing: nothing left to draw on
+            return
         for event in self.bridge.take():
             if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
                 return
@@ -219,6 +228,8 @@ class MMApp(App[int]):
             case ToolOutputDelta(call_id=call_id, text=text):
                 if (row := transcript.rows.get(call_id)) is not None:
                     row.add_output(text)
+                if isinstance(self.screen, OutputViewer) and self.screen.call_id == call_id:
+                    self.screen.append(text)
             case SpinnerChanged(state=state):
                 self.status_line.state = state
             case ReasoningDelta(text=text):
@@ -296,6 +307,22 @@ class MMApp(App[int]):
             prompt.focus()
             prompt.insert(event.character)
 
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste while a row has the focus goes to the prompt too."""
+        prompt = self.query_one(PromptInput)
+        if self.focused is not prompt and len(self.screen_stack) == 1:
+            event.stop()
+            prompt.focus()
+            remember_paste(prompt.pastes, event.text)
+            prompt.insert(event.text)
+
+    @on(ToolRow.OutputRequested)
+    def _open_output(self, message: ToolRow.OutputRequested) -> None:
+        """Ctrl+O on a row: its whole output, full screen."""
+        row, running = message.row, message.row.status is ToolStatus.RUNNING
+        kept = None if running else self.turns.full_output(row.call_id)
+        self.push_screen(viewer_for_row(row.call_id, row.title, row.output, kept, running=running))
+
     def action_answer(self, key: str) -> None:
         """a / s / r: answer the oldest open question (SPEC §7)."""
         answered = self.turns.answer(key)
@@ -324,32 +351,3 @@ class MMApp(App[int]):
         """Ctrl+Q: interrupt the turn, then leave; `run_app` stops servers and commands."""
         self.turns.quit()
         self.exit(0)
-
-
-def run_app(
-    config: Config,
-    cwd: Path,
-    *,
-    resume: Path | str | None = None,
-    continue_last: bool = False,
-    replay: Path | None = None,
-    demo: bool = False,
-) -> int:
-    """Open the window and return the exit status (the CLI's entry point)."""
-    if demo or replay is not None:
-        from mm_tui.replay import ReplayError
-
-        try:
-            factory = replay_port_factory(config, cwd, None if demo else replay)
-        except ReplayError as error:
-            print(f"mm-tui: {error}", file=sys.stderr)
-            return 2
-        app = MMApp(config, cwd, agent_factory=factory, build_in_worker=False)
-    else:
-        factory = live_factory(config, cwd, resume, continue_last)
-        app = MMApp(config, cwd, agent_factory=factory)
-    try:
-        status = app.run()
-    finally:
-        app.turns.close()
-    return status if isinstance(status, int) else app.return_code or 0

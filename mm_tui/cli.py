@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
             continue_last=args.continue_last,
             output_format=args.output_format or "text",
         )
-    from mm_tui.app import run_app
+    from mm_tui.launch import run_app
 
     return run_app(
         config,

@@ -15,6 +15,7 @@ from mm_tui.agent.events import NoticeLevel
 from mm_tui.agent.port import PermissionState, TopLineView
 from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import GrantsScreen
+from mm_tui.widgets.prompt import PromptInput, fold_pastes
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
@@ -39,7 +40,8 @@ class ScreenSurface:
         self.app.call_later(self.transcript.add_notice, level, text)
 
     def show_user_message(self, text: str) -> None:
-        self.app.call_later(self.transcript.add_user_message, text)
+        shown = fold_pastes(text, self.app.query_one(PromptInput).pastes)  # `[pasted 200 lines]`
+        self.app.call_later(self.transcript.add_user_message, shown)
 
     def show_queue(self, queued: Sequence[str]) -> None:
         self.app.query_one(QueuedMessages).show(queued)

@@ -152,18 +152,18 @@ class ToolRunner:
         signals = self.signals
         kept: list[FullOutputWriter] = []
 
-        def emit_output(text: str) -> None:
+        def keep_output(text: str) -> None:
             if not kept and self.full_output_file is not None:
                 kept.append(FullOutputWriter(self.full_output_file(call_id)))
             for writer in kept:
                 writer.append(text)
-            signals.sink(ToolOutputDelta(call_id, text))
 
         ctx = ToolContext(
             cwd=self.cwd,
             max_output=self.max_output,
             cancel=signals.cancel,
-            emit_output=emit_output,
+            emit_output=lambda text: signals.sink(ToolOutputDelta(call_id, text)),
+            keep_output=keep_output,
         )
         try:
             return self._gate_and_run(call_id, tool, args, ctx)

@@ -79,7 +79,7 @@ def render_findings(findings: list[Finding]) -> Content:
         mark, style = MARKS[finding.level]
         lines.append(Content.assemble((mark, f"bold {style}"), " ", finding.text))
         if finding.fix:
-            lines.append(Content.assemble("    run: ", (finding.fix, "bold")))
+            lines.append(Content.assemble("↳ run: ", (finding.fix, "bold")))
     if not any(f.level == "problem" for f in findings):
         lines.append(Content(""))
         lines.extend(Content.styled(hint, "dim") for hint in HINTS)

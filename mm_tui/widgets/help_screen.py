@@ -13,20 +13,42 @@ from textual.widgets import Static
 
 from mm_tui.window.slash_commands import COMMANDS
 
-KEYS: tuple[tuple[str, str], ...] = (
-    ("Enter", "send the message (queued while a turn runs)"),
-    ("Ctrl+J, Shift+Enter", "new line in the prompt"),
-    ("Up, Down", "walk the prompt history (kept across runs)"),
-    ("Tab", "complete a slash command; otherwise move the focus"),
-    ("a, s, r", "answer the focused question: allow once, for the session, reject"),
-    ("F2", "go to the open permission question (typing never answers it)"),
-    ("Enter, Space, click", "fold or unfold the focused tool row"),
-    ("v", "on a repaired tool row: show what the model wrote"),
-    ("Esc", "interrupt the turn"),
-    ("Ctrl+C", "copy the selection, else interrupt the turn"),
-    ("F1", "this help"),
-    ("Ctrl+Q", "quit (stops language servers and running commands)"),
+#: (keys, what they do, the ids of the bindings they document). The help page and the README's
+#: key table are both made from this (tests/window/test_help_keys.py checks the README and that
+#: every binding with an id is here).
+KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("Enter", "send the message (queued while a turn runs)", ()),
+    ("Ctrl+J, Shift+Enter", "new line in the prompt", ("prompt.newline",)),
+    ("Up, Down", "walk the prompt history (kept across runs)", ()),
+    ("Tab", "complete a slash command; otherwise move the focus", ("prompt.complete",)),
+    ("@", "attach a file: pick it by a few letters of its path", ()),
+    ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR", ("prompt.editor",)),
+    (
+        "a, s, r",
+        "answer the focused question: allow once, for the session, reject",
+        ("question.allow_once", "question.allow_session", "question.reject"),
+    ),
+    (
+        "F2",
+        "go to the open permission question (typing never answers it)",
+        ("app.focus_question",),
+    ),
+    ("Enter, Space, click", "fold or unfold the focused tool row", ("row.toggle",)),
+    ("Ctrl+O", "on a tool row: its whole output, full screen, with search", ("row.full_output",)),
+    ("v", "on a repaired tool row: show what the model wrote", ("row.raw",)),
+    ("Esc", "interrupt the turn", ("app.interrupt",)),
+    ("Ctrl+C", "copy the selection, else interrupt the turn", ()),
+    ("F1", "this help", ("app.help",)),
+    ("Ctrl+Q", "quit (stops language servers and running commands)", ("app.quit",)),
 )
+KEYS: tuple[tuple[str, str], ...] = tuple((keys, does) for keys, does, _ in KEY_HELP)
+
+
+def keys_markdown() -> str:
+    """The README's key table, made from the same rows as the help page."""
+    rows = ["| key | does |", "|---|---|"]
+    rows += [f"| {keys} | {does} |" for keys, does in KEYS]
+    return "\n".join(rows) + "\n"
 
 
 def _table(title: str, rows: list[tuple[str, str]]) -> Table:

@@ -1,4 +1,4 @@
-"""The full output of a tool call, full screen, with search (key `o` on a row).
+"""The full output of a tool call, full screen, with search (Ctrl+O on a row).
 
 The model gets the output cut at `maxOutput`; the person can always read all of it here. The
 header carries the whole command (a row's title is cut to one line). It opens at the end, where
@@ -59,8 +59,11 @@ class OutputViewer(Screen[None]):
     OutputViewer #viewer-status { height: 1; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, title: str, text: str, *, note: str = "", live: bool = False) -> None:
+    def __init__(
+        self, title: str, text: str, *, note: str = "", live: bool = False, call_id: str = ""
+    ) -> None:
         super().__init__()
+        self.call_id = call_id
         self.title_text = title
         self.text = text
         self.note = note
@@ -170,3 +173,16 @@ class OutputViewer(Screen[None]):
             self.log_view.focus()
             return
         self.dismiss(None)
+
+
+def viewer_for_row(
+    call_id: str, title: str, row_output: str, kept: str | None, *, running: bool
+) -> OutputViewer:
+    """The viewer of a row: the kept whole output when there is one, else the row's own."""
+    if running:
+        note = "running: the live output (its last 200,000 characters)"
+        return OutputViewer(title, row_output, note=note, live=True, call_id=call_id)
+    if kept is not None and len(kept) > len(row_output):
+        note = f"the whole output ({len(kept):,} characters); the model got {len(row_output):,}"
+        return OutputViewer(title, kept, note=note, call_id=call_id)
+    return OutputViewer(title, row_output, note="the whole output", call_id=call_id)

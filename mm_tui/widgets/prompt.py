@@ -1,6 +1,12 @@
-"""The prompt: Enter sends, Ctrl+J (or Shift+Enter) adds a line, Up and Down walk the history."""
+"""The prompt: Enter sends, Ctrl+J (or Shift+Enter) adds a line, Up and Down walk the history.
+
+`@` at a word's start asks for the file picker; Ctrl+G edits the text in `$EDITOR`; a big
+paste is remembered so the transcript can show it folded (`[pasted 200 lines]`).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from textual import events
 from textual.binding import Binding
@@ -17,6 +23,7 @@ class PromptInput(TextArea):
     BINDINGS = [
         Binding("ctrl+j,shift+enter", "newline", "Newline", id="prompt.newline"),
         Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
+        Binding("ctrl+g", "external_editor", "Editor", id="prompt.editor"),
     ]
 
     class Submitted(Message):
@@ -26,7 +33,10 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
+    def __init__(
+        self, history: PromptHistory, *, root: Path | None = None, id: str | None = None
+    ) -> None:
+        """`root`: the project whose files `@` offers (None: `@` is just a character)."""
         super().__init__(
             id=id,
             soft_wrap=True,
@@ -36,14 +46,21 @@ class PromptInput(TextArea):
             highlight_cursor_line=False,
         )
         self.prompt_history = history
+        self.root = root
         #: Keys the prompt leaves to the app's bindings (a/s/r while a question is open).
         self.reserved_keys: frozenset[str] = frozenset()
+        #: Big pastes of this session, for folding them in the transcript (newest last).
+        self.pastes: list[str] = []
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
             event.stop()
             event.prevent_default()
             self._submit()
+            return
+        if event.character == "@" and self.root is not None and self._at_word_start():
+            await super()._on_key(event)
+            self._open_file_picker(self.root)
             return
         if event.key == "up" and self.cursor_location[0] == 0:
             entry = self.prompt_history.previous(self.text)
@@ -60,6 +77,26 @@ class PromptInput(TextArea):
                 self._show(entry)
                 return
         await super()._on_key(event)
+
+    def _open_file_picker(self, root: Path) -> None:
+        """`@`: pick a file of the project; its path follows the `@` (Esc leaves the `@`)."""
+        from mm_tui.widgets.file_picker import FilePicker
+
+        def picked(path: str | None) -> None:
+            if path:
+                self.insert(f"{path} ")
+            self.focus()
+
+        self.app.push_screen(FilePicker(root), picked)
+
+    def _at_word_start(self) -> bool:
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        return column == 0 or line[column - 1 : column].isspace()
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        remember_paste(self.pastes, event.text)
+        await super()._on_paste(event)
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         if key in self.reserved_keys:
@@ -87,8 +124,38 @@ class PromptInput(TextArea):
             return complete_command(self.text) is not None
         return True
 
+    def action_external_editor(self) -> None:
+        """Ctrl+G: edit the prompt in `$VISUAL` / `$EDITOR`; the edited text comes back."""
+        from mm_tui.widgets.external_editor import edit_in_editor
+
+        edited, error = edit_in_editor(self.app, self.text)
+        if error:
+            self.notify(error, severity="error")
+        elif edited is not None:
+            self._show(edited)
+        self.focus()
+
     def action_complete(self) -> None:
         """Complete a slash command (Tab)."""
         completed = complete_command(self.text)
         if completed is not None:
             self._show(completed)
+
+
+PASTE_FOLD_LINES = 20  # a paste of more lines is shown folded in the transcript
+PASTES_KEPT = 20
+
+
+def remember_paste(pastes: list[str], text: str) -> None:
+    """Keep a big paste (bounded list) so `fold_pastes` can recognise it in a message."""
+    if len(text.splitlines()) > PASTE_FOLD_LINES:
+        pastes.append(text)
+        del pastes[:-PASTES_KEPT]
+
+
+def fold_pastes(text: str, pastes: list[str]) -> str:
+    """The message with each big paste it holds written `[pasted N lines]`."""
+    for paste in pastes:
+        if paste in text:
+            text = text.replace(paste, f"[pasted {len(paste.splitlines())} lines]")
+    return text

@@ -14,6 +14,7 @@ from typing import Any
 from textual import events
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import Static
@@ -95,7 +96,15 @@ class ToolRow(Widget, can_focus=True):
     BINDINGS = [
         Binding("enter,space", "fold", "Fold/unfold", id="row.toggle"),
         Binding("v", "toggle_raw", "What the model wrote", id="row.raw"),
+        Binding("ctrl+o", "open_output", "Full output", id="row.full_output"),
     ]
+
+    class OutputRequested(Message):
+        """Ctrl+O: the app opens the full output viewer for this row."""
+
+        def __init__(self, row: ToolRow) -> None:
+            super().__init__()
+            self.row = row
 
     expanded: var[bool] = var(False, toggle_class="-expanded")
     #: Show the raw text a repaired call was read from (issue 6), instead of the output.
@@ -108,6 +117,7 @@ class ToolRow(Widget, can_focus=True):
         self.call_id = started.call_id
         self.tool_name = started.name
         self.title = row_title(started.name, started.arguments, started.title)
+        self.tooltip = literal(self.title)  # the whole command; the line may cut it
         self.badge = started.badge  # which rung of the repair ladder produced the call
         self.raw = started.raw
         self.preview_lines = preview_lines
@@ -125,10 +135,13 @@ class ToolRow(Widget, can_focus=True):
     def render(self) -> Content:
         """The row's line; the title is cut with `…` so the status always shows."""
         status = self.status_content()
-        room = max(8, self.content_region.width - status.cell_length - 3)
+        badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
+        # The bullet, its space and the two spaces before the status take 4 cells (issue 14:
+        # 3 let the duration wrap into the body).
+        used = 4 + status.cell_length + (badge.cell_length if badge else 0)
+        room = max(8, self.content_region.width - used)
         title = Content(first_line(self.title)).truncate(room, ellipsis=True)
         bullet_style = STATUS_COLOURS[self.status]
-        badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
         return Content.assemble((BULLET, f"bold {bullet_style}"), " ", title, "  ", status, badge)
 
     def on_mount(self) -> None:
@@ -201,6 +214,7 @@ class ToolRow(Widget, can_focus=True):
         self.diff = finished.diff or self.diff
         if finished.title:
             self.title = finished.title
+            self.tooltip = literal(self.title)
         self._redraw_header()
         self._show(expanded=self.expanded or finished.status in OPEN_WHEN_FINISHED)
 
@@ -209,6 +223,10 @@ class ToolRow(Widget, can_focus=True):
     def action_fold(self) -> None:
         """Fold or unfold the body (Enter, Space, click)."""
         self.expanded = not self.expanded
+
+    def action_open_output(self) -> None:
+        """Ctrl+O: the whole output, full screen, with search."""
+        self.post_message(self.OutputRequested(self))
 
     def action_toggle_raw(self) -> None:
         """Show what the model wrote when its call had to be repaired (key v)."""

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.agent.port import PermissionState
+from mm_tui.agent.project_instructions import INIT_PROMPT
 from mm_tui.support.atomic_write import write_atomically
 from mm_tui.window.slash_commands import UNKNOWN_COMMAND, parse_command
 from mm_tui.window.turns import TurnController
@@ -73,6 +74,7 @@ class SlashCommands:
             "/yolo": lambda _: self.turns.toggle_yolo(),
             "/permissions": self.run_permissions,
             "/export": self.run_export,
+            "/init": lambda _: self.turns.submit(INIT_PROMPT),
             "/quit": lambda _: self.surface.leave(),
         }
         runners[command.name](argument)

@@ -110,6 +110,10 @@ class ReplaySource:
     def permission_state(self) -> PermissionState:
         return PermissionState("ask", False, frozenset())
 
+    def full_output(self, call_id: str) -> str | None:
+        """A replay keeps only what the model got: the row's output is the whole of it."""
+        return None
+
     def top_line(self) -> TopLineView:
         return TopLineView(
             model=self.meta.get("model", ""),

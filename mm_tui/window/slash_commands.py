@@ -32,6 +32,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "session grants, and revoking them",
     ),
     SlashCommand("/export", "/export [file.md]", "write the transcript as Markdown"),
+    SlashCommand("/init", "/init", "ask the model to write a starter AGENTS.md for the project"),
     SlashCommand("/quit", "/quit", "quit (stops language servers and commands)"),
 )
 UNKNOWN_COMMAND = "unknown command {name} — /help lists the commands"

@@ -17,6 +17,7 @@ from concurrent.futures import InvalidStateError
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
+from mm_tui.agent.attachments import attach_mentions
 from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
@@ -130,6 +131,10 @@ class TurnController:
     def refresh_top_line(self) -> None:
         self.surface.show_top_line(self.top_line())
 
+    def full_output(self, call_id: str) -> str | None:
+        """A call's whole output kept by the core (None: the row's output is all there is)."""
+        return None if self.port is None else self.port.full_output(call_id)
+
     def elapsed(self) -> float:
         """Seconds since the running turn started."""
         return self.clock() - self.started_at
@@ -179,11 +184,15 @@ class TurnController:
         self.running = True
         self._said.clear()
         self.started_at = self.clock()
-        self._echoed = text
+        attached = attach_mentions(text, self.start_view.cwd)  # `@path`: the file goes along
+        self._echoed = attached.for_model
         self.surface.show_status(WAITING_FOR_MODEL, 0.0)
         self.surface.show_user_message(text)
+        for note in attached.notes:
+            self.surface.say("info", note)
         self.surface.keys_changed()
-        self.surface.run_in_thread(lambda: self._run_turn(port, text), group="turn", exclusive=True)
+        sent = attached.for_model
+        self.surface.run_in_thread(lambda: self._run_turn(port, sent), group="turn", exclusive=True)
 
     def _run_turn(self, port: AgentPort, text: str) -> None:
         """In a worker thread: the whole turn, then a note that it returned."""

@@ -51,7 +51,7 @@ async def test_a_server_that_is_down_gets_the_command_to_start_it_and_no_hints(
 
     lines = text.splitlines()
     assert lines[0].startswith("✗ no model server answers at http://127.0.0.1:9/v1 (")
-    assert lines[1:] == ["    run: llama-server -m MODEL.gguf --jinja --port 9"]
+    assert lines[1:] == ["↳ run: llama-server -m MODEL.gguf --jinja --port 9"]
 
 
 async def test_a_check_that_raises_is_one_warning_line(still_app: Any) -> None:
@@ -61,3 +61,36 @@ async def test_a_check_that_raises_is_one_warning_line(still_app: Any) -> None:
     text = await shown(still_app, FirstRunPanel(broken, url="http://x/v1"))
 
     assert text.splitlines()[0] == "! the server check failed: boom"
+
+
+def test_snapshot_the_first_run_of_the_window(snap_compare: Any, still_app: Any) -> None:
+    def found() -> list[Finding]:
+        return [
+            Finding("server", "ok", "server http://localhost:11434/v1 answers (0 model(s))"),
+            Finding(
+                "model", "problem", "Ollama has no model pulled", "ollama pull qwen2.5-coder:14b"
+            ),
+        ]
+
+    async def run_before(pilot: Any) -> None:
+        await wait_for(
+            pilot, lambda: pilot.app.query_one(FirstRunPanel).findings is not None, "checked"
+        )
+
+    assert snap_compare(still_app(first_run=found), terminal_size=(90, 20), run_before=run_before)
+
+
+def test_snapshot_the_first_run_with_a_server_ready(snap_compare: Any, still_app: Any) -> None:
+    def found() -> list[Finding]:
+        return [
+            Finding("server", "ok", "server http://localhost:11434/v1 answers (3 model(s))"),
+            Finding("model", "ok", "model qwen2.5-coder:14b"),
+            Finding("context", "ok", "context window 32768 tokens (ollama num_ctx)"),
+        ]
+
+    async def run_before(pilot: Any) -> None:
+        await wait_for(
+            pilot, lambda: pilot.app.query_one(FirstRunPanel).findings is not None, "checked"
+        )
+
+    assert snap_compare(still_app(first_run=found), terminal_size=(90, 20), run_before=run_before)

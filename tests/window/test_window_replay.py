@@ -18,7 +18,8 @@ from mm_tui.agent.events import (
     TurnStarted,
     TurnSummary,
 )
-from mm_tui.app import MMApp, run_app
+from mm_tui.app import MMApp
+from mm_tui.launch import run_app
 from mm_tui.replay import END_OF_REPLAY, Pace, ReplayError, demo_path, load_replay
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage

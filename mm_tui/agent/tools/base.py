@@ -42,6 +42,9 @@ class ToolContext:
     emit_output: Callable[[str], None] = lambda text: None  # live output for the row
     #: What one call computed once and reuses (a file tool's plan: the file is read once).
     memo: dict[str, Any] = field(default_factory=dict)
+    #: Every piece of output, none dropped: the person's full copy (issue 14); the live row
+    #: and the model's copy may both be cut.
+    keep_output: Callable[[str], None] = lambda text: None
 
 
 @dataclass(frozen=True)

@@ -311,6 +311,7 @@ class _PipeReader:
             return
         text = clean_output(text)
         self.buffer.append(text)
+        self.ctx.keep_output(text)
         self.pending = (self.pending + text)[-EMIT_PENDING_LIMIT:]
         self._emit(force=False)
 

@@ -1,0 +1,46 @@
+"""Opening the window from the command line: build the port, run the app, stop the core."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mm_tui.app import MMApp
+from mm_tui.window.ports import live_factory, replay_port_factory
+
+if TYPE_CHECKING:
+    from mm_tui.agent.config import Config
+
+
+def run_app(
+    config: Config,
+    cwd: Path,
+    *,
+    resume: Path | str | None = None,
+    continue_last: bool = False,
+    replay: Path | None = None,
+    demo: bool = False,
+) -> int:
+    """Open the window and return the exit status (the CLI's entry point)."""
+    if demo or replay is not None:
+        from mm_tui.replay import ReplayError
+
+        try:
+            factory = replay_port_factory(config, cwd, None if demo else replay)
+        except ReplayError as error:
+            print(f"mm-tui: {error}", file=sys.stderr)
+            return 2
+        app = MMApp(config, cwd, agent_factory=factory, build_in_worker=False)
+    else:
+        from mm_tui.agent.server_check import first_run_findings
+
+        factory = live_factory(config, cwd, resume, continue_last)
+        fresh = resume is None and not continue_last  # a resumed session has its own start
+        check = (lambda: first_run_findings(config)) if fresh else None
+        app = MMApp(config, cwd, agent_factory=factory, first_run=check)
+    try:
+        status = app.run()
+    finally:
+        app.turns.close()
+    return status if isinstance(status, int) else app.return_code or 0
