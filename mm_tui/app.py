@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer
 
@@ -30,23 +30,23 @@ from mm_tui.agent.events import (
     ToolFinished,
     ToolOutputDelta,
     ToolStarted,
-    ToolStatus,
     TurnEnded,
     TurnStarted,
     TurnSummary,
     Usage,
 )
 from mm_tui.agent.port import AgentPort
+from mm_tui.app_keys import WindowKeys
 from mm_tui.surface import ScreenSurface
 from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
-from mm_tui.widgets.output_viewer import OutputViewer, viewer_for_row
+from mm_tui.widgets.output_viewer import OutputViewer
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.pickers import ModelPicker
-from mm_tui.widgets.prompt import PromptInput, remember_paste
+from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.slash_menu import SlashMenu
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
-from mm_tui.widgets.tool_row import ToolRow, format_duration
+from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window import event_bridge as notes
@@ -63,7 +63,7 @@ AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
 
 
-class MMApp(App[int]):
+class MMApp(WindowKeys):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
     It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
@@ -182,6 +182,10 @@ class MMApp(App[int]):
             for notice in self.turns.port_ready(port):
                 self.surface.say(notice.level, notice.text)
 
+    def full_output(self, call_id: str) -> str | None:
+        """The core's kept copy of a call's whole output (Ctrl+O on a row)."""
+        return self.turns.full_output(call_id)
+
     # -- the prompt -----------------------------------------------------------------------
 
     @on(PromptInput.Submitted)
@@ -210,8 +214,6 @@ class MMApp(App[int]):
 
     @on(notes.EventsArrived)
     async def _events_arrived(self) -> None:
-        if not self.query(Transcript):  # the window is closing: nothing left to draw on
-            return
         for event in self.bridge.take():
             if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
                 return
@@ -291,7 +293,7 @@ class MMApp(App[int]):
             return bool(self.turns.questions) and on_main_screen
         if action == "interrupt":
             return self.turns.running and on_main_screen
-        return True
+        return super().check_action(action, parameters)
 
     def on_key(self, event: events.Key) -> None:
         """A character typed while a row has the focus goes to the prompt, as expected."""
@@ -306,22 +308,6 @@ class MMApp(App[int]):
             event.stop()
             prompt.focus()
             prompt.insert(event.character)
-
-    def on_paste(self, event: events.Paste) -> None:
-        """A paste while a row has the focus goes to the prompt too."""
-        prompt = self.query_one(PromptInput)
-        if self.focused is not prompt and len(self.screen_stack) == 1:
-            event.stop()
-            prompt.focus()
-            remember_paste(prompt.pastes, event.text)
-            prompt.insert(event.text)
-
-    @on(ToolRow.OutputRequested)
-    def _open_output(self, message: ToolRow.OutputRequested) -> None:
-        """Ctrl+O on a row: its whole output, full screen."""
-        row, running = message.row, message.row.status is ToolStatus.RUNNING
-        kept = None if running else self.turns.full_output(row.call_id)
-        self.push_screen(viewer_for_row(row.call_id, row.title, row.output, kept, running=running))
 
     def action_answer(self, key: str) -> None:
         """a / s / r: answer the oldest open question (SPEC §7)."""

@@ -102,6 +102,13 @@ def truncation_warning(sent_estimate: int, prompt_tokens: int, window: int) -> s
     )
 
 
+OVERSIZED = (
+    "the request went out larger than the context window: about {sent} tokens for a window "
+    "of {window} — the server drops the start of the conversation; /compact, or raise the "
+    "server's context and set contextWindow"
+)
+
+
 class ContextBudget:
     """How much of the window the conversation uses, as the top line and auto-compaction see
     it: the server's count after each call, else our estimate."""
@@ -121,8 +128,12 @@ class ContextBudget:
         return found.note
 
     def after_call(self, request: dict[str, Any], usage: tuple[int, int] | None, text: str) -> str:
-        """Record what one call used; returns a truncation warning when the server seems to
-        have cut what it was sent, else ""."""
+        """Record what one call used; returns a warning when the request was larger than the
+        window (issue 14) or the server seems to have cut what it was sent, else ""."""
+        sent = estimate_tokens(request)
+        if sent > self.window:
+            self.used = sum(usage) if usage is not None else sent
+            return OVERSIZED.format(sent=sent, window=self.window)
         if usage is None:
             self.used = estimate_tokens(request) + len(text) // CHARS_PER_TOKEN
             return ""

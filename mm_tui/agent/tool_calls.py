@@ -66,6 +66,8 @@ class ToolRunner:
         #: Where a call's whole live output is kept for the person's viewer (issue 14).
         self.full_output_file = full_output_file
         self.loop_message = ""  # the stop line of the last loop verdict
+        self._waited = 0.0  # seconds the current call waited for the person's answer
+        self._unanswered = False  # the current call's question was interrupted
         self.max_calls = max_calls
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
@@ -109,6 +111,7 @@ class ToolRunner:
         raw = call.raw or (call.arguments if badge else "")
         self.signals.sink(ToolStarted(call.id, call.name, args, title, badge, raw))
         started = time.monotonic()
+        self._waited, self._unanswered = 0.0, False
         diff: str | None = None
         kind: ToolKind | None = None
         if call.not_run:
@@ -123,8 +126,9 @@ class ToolRunner:
             status = ToolStatus.FAILED
         else:
             kind = tool.kind
-            tally.count(kind)
             output, status, diff = self._execute(call.id, tool, args)
+            if not self._unanswered:  # a question interrupted before its answer ran nothing
+                tally.count(kind)
         recorded = parsed.arguments if parsed.arguments is not None else call.arguments
         failed = status is not ToolStatus.DONE  # a repeated success is no failing result
         verdict = self.detector.record(call.name, recorded, output, failed)
@@ -135,7 +139,7 @@ class ToolRunner:
             output = self.detector.stop_message(call.name)
             self.loop_message = output
             status = ToolStatus.LOOP_DETECTED
-        duration = time.monotonic() - started
+        duration = time.monotonic() - started - self._waited  # not the person's thinking
         record = ToolRecord(title, status, duration, diff, badge, raw if badge else "", kind)
         self._finish(call, record, output)
         return verdict, status
@@ -175,6 +179,7 @@ class ToolRunner:
         self, call_id: str, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> tuple[str, ToolStatus, str | None]:
         signals = self.signals
+        asked = time.monotonic()
         try:
             verdict = self.gate.review(
                 call_id,
@@ -184,7 +189,9 @@ class ToolRunner:
                 signals.sink,
                 lambda: signals.set_spinner(WAITING_FOR_ANSWER),
             )
+            self._waited = time.monotonic() - asked
             if not verdict.run:
+                self._unanswered = verdict.status is ToolStatus.INTERRUPTED
                 return verdict.output, verdict.status, None
             signals.set_spinner(running_state(tool.name))
             result = tool.run(args, ctx)

@@ -36,6 +36,17 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Enter, Space, click", "fold or unfold the focused tool row", ("row.toggle",)),
     ("Ctrl+O", "on a tool row: its whole output, full screen, with search", ("row.full_output",)),
     ("v", "on a repaired tool row: show what the model wrote", ("row.raw",)),
+    (
+        "PgUp, PgDn",
+        "scroll the transcript from the prompt (Shift too); new output waits: ↓ N new",
+        ("app.page_up", "app.page_down"),
+    ),
+    ("Ctrl+Home", "the top of the transcript", ("app.top",)),
+    (
+        "End, Ctrl+End",
+        "the bottom again (End at the prompt line's end; sending does it too)",
+        ("prompt.end", "app.bottom"),
+    ),
     ("Esc", "interrupt the turn", ("app.interrupt",)),
     ("Ctrl+C", "copy the selection, else interrupt the turn", ()),
     ("F1", "this help", ("app.help",)),

@@ -24,7 +24,11 @@ class PromptInput(TextArea):
         Binding("ctrl+j,shift+enter", "newline", "Newline", id="prompt.newline"),
         Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
         Binding("ctrl+g", "external_editor", "Editor", id="prompt.editor"),
+        Binding("end", "end", "End", show=False, id="prompt.end"),
     ]
+
+    class BottomRequested(Message):
+        """End with the cursor at the line's end: the transcript goes back to the bottom."""
 
     class Submitted(Message):
         """The person pressed Enter on a non-empty prompt."""
@@ -123,6 +127,13 @@ class PromptInput(TextArea):
         if action == "complete":
             return complete_command(self.text) is not None
         return True
+
+    def action_end(self) -> None:
+        """End: to the line's end; already there, the transcript returns to the bottom."""
+        row, column = self.cursor_location
+        if column >= len(self.document.get_line(row)):
+            self.post_message(self.BottomRequested())
+        self.action_cursor_line_end()
 
     def action_external_editor(self) -> None:
         """Ctrl+G: edit the prompt in `$VISUAL` / `$EDITOR`; the edited text comes back."""

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 IDLE_TEXT = "Ready"
+NEW_BELOW = "↓ {count} new — End returns to the bottom"
 
 
 def spinner_glyph(frame: int) -> str:
@@ -25,6 +26,8 @@ class StatusLine(Widget):
     frame: reactive[int] = reactive(0)
     queued: reactive[int] = reactive(0)
     elapsed: reactive[str] = reactive("")
+    #: Blocks that arrived below while the person reads further up (issue 14).
+    new_below: reactive[int] = reactive(0)
 
     def render(self) -> Content:
         if self.state:
@@ -38,6 +41,8 @@ class StatusLine(Widget):
         if self.queued:
             plural = "" if self.queued == 1 else "s"
             head += Content.styled(f"  · {self.queued} message{plural} queued", "$warning")
+        if self.new_below:
+            head += Content.styled(f"  {NEW_BELOW.format(count=self.new_below)}", "bold $accent")
         return head
 
 

@@ -37,6 +37,20 @@ def context_text(used: int, window: int) -> str:
     return f"context {short_count(used)}/{short_count(window)} ({percent}%)"
 
 
+CONTEXT_AMBER = 0.7  # of the window used: the context shows amber, then red
+CONTEXT_RED = 0.9
+
+
+def context_style(view: TopLineView) -> str:
+    """ "" while there is room; amber, then red, as the context fills (issue 14)."""
+    if view.window <= 0:
+        return ""
+    used = view.used / view.window
+    if used >= CONTEXT_RED:
+        return "bold $error"
+    return "bold $warning" if used >= CONTEXT_AMBER else ""
+
+
 class TopLine(Static):
     """Says where the person is: which model, which server, which directory, how full."""
 
@@ -45,7 +59,7 @@ class TopLine(Static):
         parts = [
             Content.styled("mm-tui", "bold $accent"),
             Content.styled(view.model or "no model yet", "bold"),
-            Content(context_text(view.used, view.window)),
+            Content.styled(context_text(view.used, view.window), context_style(view)),
             Content(short_path(view.cwd)),
             Content(short_server(view.server)),
         ]

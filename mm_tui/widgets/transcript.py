@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 
 from mm_tui.agent.events import (
@@ -66,15 +67,55 @@ class Transcript(VerticalScroll):
         self._pending: list[Widget] = []
         self._reviving = False
         self._scrolled_away = False
+        self.new_below = 0  # blocks added below the view since the person scrolled up
+
+    class NewBelow(Message):
+        """How many blocks wait below the view (0: the person sees the bottom)."""
+
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
 
     def on_mount(self) -> None:
         self.anchor()
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    def _set_new_below(self, count: int) -> None:
+        if count != self.new_below:
+            self.new_below = count
+            self.post_message(self.NewBelow(count))
+
+    @property
+    def following(self) -> bool:
+        """Whether the view follows the bottom (new output is seen as it comes)."""
+        return not self._scrolled_away
+
+    def _scrolled(self) -> None:
+        if self.scroll_y >= self.max_scroll_y:
+            self._set_new_below(0)
+
+    def scroll_by_key(self, where: str) -> None:
+        """PageUp/PageDown, Ctrl+Home, End from the prompt; End re-anchors to the bottom."""
+        if where == "bottom":
+            self._scrolled_away = False
+            self.anchor()
+            self._set_new_below(0)
+            return
+        self.release_anchor()  # new output no longer drags the view (issue 14)
+        if where == "page_up":
+            self.scroll_page_up(animate=False)
+        elif where == "page_down":
+            self.scroll_page_down(animate=False)
+        elif where == "top":
+            self.scroll_home(animate=False)
 
     # -- mounting in batches, archiving, reviving ---------------------------------------------
 
     async def _add(self, block: Widget) -> None:
         """Queue a block; every block queued in this pass of the loop is mounted at once."""
         self._pending.append(block)
+        if self._scrolled_away:  # the person reads further up: say what came below
+            self._set_new_below(self.new_below + 1)
         if len(self._pending) == 1:
             self.call_later(self.flush)
 
@@ -168,9 +209,10 @@ class Transcript(VerticalScroll):
     # -- the conversation ---------------------------------------------------------------
 
     async def add_user_message(self, text: str) -> None:
-        """The person's message opens a turn."""
+        """The person's message opens a turn; sending returns to the bottom."""
         await self.end_message()
         await self._add(UserMessage(text))
+        self.scroll_by_key("bottom")
 
     async def add_text(self, text: str) -> None:
         """A piece of the answer; opens an answer block when none is open."""
@@ -252,6 +294,7 @@ class Transcript(VerticalScroll):
         await self.remove_children()
         self._scrolled_away = False
         self.anchor()
+        self._set_new_below(0)
 
     def to_markdown(self) -> str:
         """The whole transcript as Markdown, for `/export`: archived blocks first."""

@@ -38,6 +38,15 @@ COMPACT_UNAVAILABLE = "/compact is not available yet"
 YOLO_ON = "yolo on: tools run without asking"
 YOLO_OFF = "yolo off: bash, edits and renames ask again"
 MODEL_SET = "model: {model}"
+MODEL_UNKNOWN = "/model: the server has no model {model} — it has: {names}"
+
+
+def model_unknown(name: str, models: Sequence[str], current: str) -> str:
+    """The refusal of an unknown model, the server's list with the current one marked."""
+    names = ", ".join(f"{m} (current)" if m == current else m for m in models)
+    return MODEL_UNKNOWN.format(model=name, names=names)
+
+
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
 
@@ -369,6 +378,10 @@ class TurnController:
 
     def _set_model(self, port: AgentPort, name: str) -> None:
         try:
+            models = port.list_models()  # `/model NAME` is checked against the server's list
+            if models and name not in models:
+                self.sink(Notice("warning", model_unknown(name, models, port.top_line().model)))
+                return
             port.set_model(name)
         except Exception as error:
             log.exception("/model %s failed", name)
