@@ -48,8 +48,12 @@ class FilePicker(ModalScreen[str | None]):
             super().__init__()
             self.index = index
 
-    def __init__(self, root: Path, *, query: str = "", index: FileIndex | None = None) -> None:
+    def __init__(
+        self, root: Path, *, query: str = "", index: FileIndex | None = None, blink: bool = True
+    ) -> None:
+        """`blink`: the query's cursor blinks (off for snapshots, as the prompt's)."""
         super().__init__()
+        self.blink = blink
         self.root = root
         self.index = index
         self.initial_query = query
@@ -62,7 +66,9 @@ class FilePicker(ModalScreen[str | None]):
             yield Static(Content(READING), id="file-note")
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        query = self.query_one(Input)
+        query.cursor_blink = self.blink
+        query.focus()
         if self.index is None:
             self._read_index()
         else:

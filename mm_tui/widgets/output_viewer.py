@@ -60,9 +60,18 @@ class OutputViewer(Screen[None]):
     """
 
     def __init__(
-        self, title: str, text: str, *, note: str = "", live: bool = False, call_id: str = ""
+        self,
+        title: str,
+        text: str,
+        *,
+        note: str = "",
+        live: bool = False,
+        call_id: str = "",
+        blink: bool = True,
     ) -> None:
+        """`blink`: the search field's cursor blinks (off for snapshots)."""
         super().__init__()
+        self.blink = blink
         self.call_id = call_id
         self.title_text = title
         self.text = text
@@ -94,6 +103,7 @@ class OutputViewer(Screen[None]):
         return self.query_one("#viewer-log", Log)
 
     def on_mount(self) -> None:
+        self.query_one("#viewer-search", Input).cursor_blink = self.blink
         self.append(self.text, initial=True)
         self.log_view.focus()
         self.call_after_refresh(self.action_bottom)

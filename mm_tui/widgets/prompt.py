@@ -91,7 +91,7 @@ class PromptInput(TextArea):
                 self.insert(f"{path} ")
             self.focus()
 
-        self.app.push_screen(FilePicker(root), picked)
+        self.app.push_screen(FilePicker(root, blink=self.cursor_blink), picked)
 
     def _at_word_start(self) -> bool:
         row, column = self.cursor_location
