@@ -79,7 +79,9 @@ class WindowKeys(App[int]):
     def on_paste(self, event: events.Paste) -> None:
         """A paste while a row has the focus goes to the prompt too."""
         prompt = self.query_one(PromptInput)
-        if self.focused is not prompt and len(self.screen_stack) == 1:
+        focused = self.focused
+        # No focus yet (start-up): the screen hands the paste to the prompt itself.
+        if focused is not None and focused is not prompt and len(self.screen_stack) == 1:
             event.stop()
             prompt.focus()
             remember_paste(prompt.pastes, event.text)

@@ -99,8 +99,8 @@ class PromptInput(TextArea):
         return column == 0 or line[column - 1 : column].isspace()
 
     async def _on_paste(self, event: events.Paste) -> None:
+        """Remember a big paste; TextArea's own handler (dispatched after this) inserts it."""
         remember_paste(self.pastes, event.text)
-        await super()._on_paste(event)
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         if key in self.reserved_keys:
@@ -160,7 +160,10 @@ PASTES_KEPT = 20
 def remember_paste(pastes: list[str], text: str) -> None:
     """Keep a big paste (bounded list) so `fold_pastes` can recognise it in a message."""
     if len(text.splitlines()) > PASTE_FOLD_LINES:
-        pastes.append(text)
+        # As the prompt holds it: terminals paste lines ended by CR (tmux, most of them).
+        held = text.replace("\r\n", "\n").replace("\r", "\n")
+        if held not in pastes:
+            pastes.append(held)
         del pastes[:-PASTES_KEPT]
 
 

@@ -183,3 +183,19 @@ async def test_init_asks_the_model_to_write_agents_md(model_server: Any, live_ap
         await send(pilot, "/init")
         await wait_for(pilot, turn_over(app), "the turn ends")
     assert model_server.requests[0]["messages"][-1]["content"] == INIT_PROMPT
+
+
+async def test_a_terminal_paste_with_carriage_returns_is_folded_too(
+    model_server: Any, live_app: Any
+) -> None:
+    model_server.enqueue(Reply(text="Read it."))
+    app = live_app()
+    pasted = "".join(f"line {i}\r" for i in range(1, 31))  # as tmux and most terminals send it
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.focused is not None, "the prompt has the focus")
+        app.post_message(events.Paste(pasted))
+        await settle(pilot)
+        app.query_one(PromptInput).insert("why?")
+        await pilot.press("enter")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert [m.text for m in app.query(UserMessage)] == ["[pasted 30 lines]why?"]
