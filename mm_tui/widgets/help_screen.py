@@ -25,12 +25,13 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR", ("prompt.editor",)),
     (
         "a, s, r",
-        "answer the focused question: allow once, for the session, reject",
+        "answer the question that has the focus: allow once, for the session (what s allows "
+        "is shown), reject; typing in the prompt never answers",
         ("question.allow_once", "question.allow_session", "question.reject"),
     ),
     (
         "F2",
-        "go to the open permission question (typing never answers it)",
+        "go to the open question (it never takes the focus by itself: typing never answers it)",
         ("app.focus_question",),
     ),
     ("Enter, Space, click", "fold or unfold the focused tool row", ("row.toggle",)),
