@@ -93,7 +93,8 @@ POLL_SECONDS = 0.05  # how often cancel and the clock are checked while nothing 
 EMIT_EVERY_SECONDS = 0.1  # live output goes to the window at most this often
 EMIT_PENDING_LIMIT = 16_384  # a flood sends only its latest characters to the live row
 OUTPUT_LIMIT_BYTES = 32 << 20  # a flood (`yes`) is stopped here rather than after 30 s
-BACKGROUND_GRACE_SECONDS = 0.25  # reading time left once the shell has exited
+BACKGROUND_GRACE_SECONDS = 0.25  # time spent waiting on the still-open pipe after the exit
+BACKGROUND_STREAM_SECONDS = 3.0  # a background job printing without pause: stop after this
 TERMINATE_GRACE_SECONDS = 0.2  # between SIGTERM and SIGKILL of the process group
 BINARY_SHARE = 0.3  # more than this share of U+FFFD: the output is binary
 _ANSI_SEQUENCE = re.compile(
@@ -239,6 +240,7 @@ class BashTool(Tool):
         """Read until the shell exits and the pipe closes, or until time, cancel or grace end."""
         deadline = time.monotonic() + self.timeout
         exited_at: float | None = None
+        waited_at_exit = 0.0
         while True:
             if ctx.cancel.is_set() or time.monotonic() >= deadline:
                 status = ToolStatus.INTERRUPTED if ctx.cancel.is_set() else ToolStatus.TIMED_OUT
@@ -250,6 +252,7 @@ class BashTool(Tool):
                 return _Outcome(ToolStatus.FAILED, flooded=True)
             if exited_at is None and process.poll() is not None:
                 exited_at = time.monotonic()
+                waited_at_exit = reader.waited_open
             if reader.closed:
                 if exited_at is not None:
                     return _Outcome(return_code=process.returncode)
@@ -257,7 +260,12 @@ class BashTool(Tool):
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=POLL_SECONDS)
                 continue
-            if exited_at is not None and time.monotonic() - exited_at > BACKGROUND_GRACE_SECONDS:
+            # Only time spent waiting on the open pipe counts, never wall time: on a loaded
+            # machine the thread may sleep past any grace while end of file is already there.
+            if exited_at is not None and (
+                reader.waited_open - waited_at_exit >= BACKGROUND_GRACE_SECONDS
+                or time.monotonic() - exited_at > BACKGROUND_STREAM_SECONDS
+            ):
                 return _Outcome(return_code=process.returncode, background_kept_pipe=True)
             reader.read_for(min(POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
 
@@ -273,6 +281,7 @@ class _PipeReader:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.buffer = HeadTailBuffer(ctx.max_output)
         self.bytes_read = 0
+        self.waited_open = 0.0  # seconds spent in select while the pipe stayed open
         self.closed = False
         self.pending = ""
         self.last_emit = 0.0
@@ -281,13 +290,16 @@ class _PipeReader:
         """Wait up to `seconds` for output and take what is there."""
         if self.closed:
             return
-        if not self.selector.select(seconds):
-            self._emit(force=False)
-            return
-        chunk = os.read(self.descriptor, READ_CHUNK_BYTES)
-        if not chunk:
+        started = time.monotonic()
+        ready = self.selector.select(seconds)
+        chunk = os.read(self.descriptor, READ_CHUNK_BYTES) if ready else None
+        if chunk == b"":
             self._take(self.decoder.decode(b"", final=True))
             self.close()
+            return
+        self.waited_open += time.monotonic() - started
+        if chunk is None:
+            self._emit(force=False)
             return
         self.bytes_read += len(chunk)
         self._take(self.decoder.decode(chunk))
