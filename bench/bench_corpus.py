@@ -1,7 +1,8 @@
 """How many tool calls mm-tui recovers from real model replies (issue 12).
 
-Each reply of the two corpora in tests/agent/fixtures/ (the 30 malformed replies of issue 6 and
-the replies of many model families collected for issue 12) is replayed through the agent core
+Each reply of the corpora in tests/agent/fixtures/ (the 30 malformed replies of issue 6, the
+replies of many model families collected for issue 12, and the held-out set collected after the
+reader was built) is replayed through the agent core
 against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
 calls recovered (run with exactly the expected name and arguments) over the calls expected,
 and the replies whose whole outcome (calls, visible text, the line a person sees) is exact.
@@ -39,11 +40,18 @@ from mm_tui.scripted_server import Reply, ScriptedServer
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "agent" / "fixtures"
 WORLD = FIXTURES / "world_replies.yaml"
 MALFORMED = FIXTURES / "malformed_replies.yaml"
+HELDOUT = FIXTURES / "heldout_replies.yaml"
 
 
 def world_cases() -> list[dict[str, Any]]:
     """The replies collected from many model families (issue 12)."""
     return yaml.safe_load(WORLD.read_text(encoding="utf-8"))["cases"]
+
+
+def heldout_cases() -> list[dict[str, Any]]:
+    """The held-out replies (issue 12): collected from new sources after the reader was built,
+    their outcomes written before the reader read them."""
+    return yaml.safe_load(HELDOUT.read_text(encoding="utf-8"))["cases"]
 
 
 def malformed_cases() -> list[dict[str, Any]]:
@@ -208,9 +216,17 @@ def measure(cases: list[dict[str, Any]]) -> tuple[int, int, int, list[str]]:
     return recovered, expected, exact, missed
 
 
+def corpora() -> list[tuple[str, list[dict[str, Any]]]]:
+    return [
+        ("world", world_cases()),
+        ("held-out", heldout_cases()),
+        ("issue 6", malformed_cases()),
+    ]
+
+
 def run() -> list[dict]:
     rows: list[dict] = []
-    for label, cases in (("world", world_cases()), ("issue 6", malformed_cases())):
+    for label, cases in corpora():
         recovered, expected, exact, _ = measure(cases)
         rows.append(
             _row(f"{label} corpus: calls recovered / expected", recovered, expected, "calls")
@@ -232,7 +248,7 @@ def _row(name: str, value: int, baseline: int, unit: str = "replies") -> dict:
 
 
 if __name__ == "__main__":
-    for label, cases in (("world", world_cases()), ("issue 6", malformed_cases())):
+    for label, cases in corpora():
         recovered, expected, exact, missed = measure(cases)
         print(f"{label}: calls {recovered}/{expected}, exact replies {exact}/{len(cases)}")
         for case_id in missed:
