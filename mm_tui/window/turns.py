@@ -4,15 +4,15 @@
 runs and since when, the open permission questions, what was said this turn, the echoed user
 text, the tokens counted before the core is ready) and the `AgentPort`. Keys and slash commands
 call its intents; events from the core tell it what happened. It draws nothing itself: it asks a
-`TurnSurface` (the app) to show things and to run blocking calls in thread workers.
+`TurnSurface` (the app) to show things and to run blocking calls in thread workers. The queue
+lives in `message_queue`, the settings intents (yolo, permissions, model) in `settings_intents`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from concurrent.futures import InvalidStateError
 from dataclasses import replace
 from typing import Protocol, runtime_checkable
@@ -21,13 +21,15 @@ from mm_tui.agent.attachments import attach_mentions
 from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
-    NoticeLevel,
     PermissionAnswer,
     PermissionRequest,
     TurnEnded,
 )
-from mm_tui.agent.port import AgentPort, PermissionMode, PermissionState, TopLineView
-from mm_tui.window.event_bridge import ModelsListed, TopLineChanged, TurnWorkerDone, WindowEvent
+from mm_tui.agent.port import AgentPort, TopLineView
+from mm_tui.window.event_bridge import TurnWorkerDone, WindowEvent
+from mm_tui.window.message_queue import MessageQueue
+from mm_tui.window.settings_intents import SettingsIntents
+from mm_tui.window.turn_surface import TurnSurface
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +37,6 @@ TURN_RUNNING = "a turn is running — press Esc to interrupt it first"
 AGENT_NOT_READY = "{command}: the agent is not ready yet"
 COMPACTING = "Compacting the history"
 COMPACT_UNAVAILABLE = "/compact is not available yet"
-YOLO_ON = "yolo on: tools run without asking"
-YOLO_OFF = "yolo off: bash, edits and renames ask again"
-MODEL_SET = "model: {model}"
-MODEL_UNKNOWN = "/model: the server has no model {model} — it has: {names}"
-
-
-def model_unknown(name: str, models: Sequence[str], current: str) -> str:
-    """The refusal of an unknown model, the server's list with the current one marked."""
-    names = ", ".join(f"{m} (current)" if m == current else m for m in models)
-    return MODEL_UNKNOWN.format(model=name, names=names)
-
 
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
@@ -63,39 +54,7 @@ class RefusingPort(Protocol):
         ...
 
 
-class TurnSurface(Protocol):
-    """What the controller asks of the screen; the app implements it."""
-
-    def say(self, level: NoticeLevel, text: str) -> None:
-        """One notice line in the transcript."""
-        ...
-
-    def show_user_message(self, text: str) -> None: ...
-
-    def show_queue(self, queued: Sequence[str]) -> None: ...
-
-    def show_status(self, state: str, elapsed: float | None) -> None:
-        """The status line's spinner text, and the turn's time (None: not shown)."""
-        ...
-
-    def show_top_line(self, view: TopLineView) -> None: ...
-
-    def keys_changed(self) -> None:
-        """Which keys work changed (a question opened, a turn started or ended)."""
-        ...
-
-    def run_in_thread(
-        self, work: Callable[[], None], *, group: str = "default", exclusive: bool = False
-    ) -> None:
-        """Run blocking `work` in a thread worker; it reports through the sink only."""
-        ...
-
-    def restart_transcript(self, notice: str, then: Callable[[], None]) -> None:
-        """Clear the transcript, say `notice`, then call `then`."""
-        ...
-
-
-class TurnController:
+class TurnController(SettingsIntents):
     """Turn state of the window and its intents; every call to the core goes through here."""
 
     def __init__(
@@ -106,12 +65,10 @@ class TurnController:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`start_view`: what the top line shows from the config before the core is ready."""
-        self.surface = surface
-        self.sink = sink
+        super().__init__(surface, sink)
         self.start_view = start_view
         self.clock = clock
-        self.port: AgentPort | None = None
-        self.queue: deque[str] = deque()
+        self.queue = MessageQueue()
         self.questions: dict[str, PermissionRequest] = {}
         self.running = False
         self.started_at = 0.0
@@ -184,7 +141,7 @@ class TurnController:
 
     def start_next(self) -> None:
         """Send the oldest queued message if no turn runs and the core is ready."""
-        if self.queue and not self.running and self.port is not None:
+        if self.queue.ready() and not self.running and self.port is not None:
             text = self.queue.popleft()
             self.surface.show_queue(list(self.queue))
             self._start_turn(self.port, text)
@@ -286,7 +243,7 @@ class TurnController:
         if self.port is not None:
             self.port.close()
 
-    # -- settings and session commands ----------------------------------------------------
+    # -- session commands -----------------------------------------------------------------
 
     def new_session(self, notice: str) -> None:
         """`/new`: a fresh history; the transcript restarts with `notice`."""
@@ -317,84 +274,3 @@ class TurnController:
             self.sink(Notice("error", f"/compact failed: {error}"))
         # On success the core says what it compacted, in its own notice.
         self.sink(TurnWorkerDone(TurnEnded("answered")))
-
-    def toggle_yolo(self) -> None:
-        """`/yolo`: tools run without asking, or ask again."""
-        port = self._port_for("/yolo")
-        if port is None:
-            return
-        on = not port.permission_state().yolo
-        port.set_yolo(on)
-        self.surface.say("warning" if on else "info", YOLO_ON if on else YOLO_OFF)
-        self.refresh_top_line()
-
-    def permission_state(self, command: str) -> PermissionState | None:
-        """The gate's state for `command`, or None after saying why it cannot run."""
-        port = self._port_for(command)
-        return None if port is None else port.permission_state()
-
-    def set_permissions(self, mode: PermissionMode) -> None:
-        """`/permissions ask|allow`."""
-        port = self._port_for("/permissions")
-        if port is None:
-            return
-        port.set_permissions(mode)
-        self.surface.say("info", f"permissions: {mode}")
-
-    def revoke(self, tool: str) -> None:
-        """`/permissions revoke [tool]`: one grant, or all of them when no tool is named."""
-        port = self._port_for("/permissions")
-        if port is None:
-            return
-        names = [tool] if tool else sorted(port.permission_state().grants)
-        port.revoke_grants(names)
-        self.surface.say("info", f"revoked: {', '.join(names) or 'nothing to revoke'}")
-
-    def revoke_chosen(self, names: Iterable[str]) -> None:
-        """The grants revoked on the `/permissions` screen, each said on its line."""
-        port = self.port
-        if port is None:
-            return
-        for name in port.revoke_grants(names):
-            self.surface.say("info", f"revoked: {name} asks again")
-
-    def model(self, name: str) -> None:
-        """`/model name` switches at once; `/model` lists the models for a picker."""
-        port = self._port_for("/model", idle=True)
-        if port is None:
-            return
-        if name:
-            self._switch_model(port, name)
-        else:
-            self.surface.run_in_thread(lambda: self._list_models(port))
-
-    def choose_model(self, name: str | None) -> None:
-        """The picker's answer (None: cancelled)."""
-        if name and self.port is not None:
-            self._switch_model(self.port, name)
-
-    def _switch_model(self, port: AgentPort, name: str) -> None:
-        self.surface.run_in_thread(lambda: self._set_model(port, name))
-
-    def _set_model(self, port: AgentPort, name: str) -> None:
-        try:
-            models = port.list_models()  # `/model NAME` is checked against the server's list
-            if models and name not in models:
-                self.sink(Notice("warning", model_unknown(name, models, port.top_line().model)))
-                return
-            port.set_model(name)
-        except Exception as error:
-            log.exception("/model %s failed", name)
-            self.sink(Notice("error", f"/model failed: {error}"))
-            return
-        self.sink(TopLineChanged())
-        self.sink(Notice("info", MODEL_SET.format(model=name)))
-
-    def _list_models(self, port: AgentPort) -> None:
-        try:
-            models = port.list_models()
-        except Exception as error:
-            log.exception("listing the models failed")
-            self.sink(Notice("error", f"/model: could not list the models: {error}"))
-            return
-        self.sink(ModelsListed(tuple(models), port.top_line().model))

@@ -37,7 +37,8 @@ from mm_tui.window.replay_source import (
     REPLAY_STOPPED,
     ReplaySource,
 )
-from mm_tui.window.turns import AGENT_NOT_READY, TURN_RUNNING, YOLO_OFF, YOLO_ON, TurnController
+from mm_tui.window.settings_intents import YOLO_OFF, YOLO_ON
+from mm_tui.window.turns import AGENT_NOT_READY, TURN_RUNNING, TurnController
 
 WAIT = 10.0
 
