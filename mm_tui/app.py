@@ -76,6 +76,7 @@ class MMApp(WindowKeys):
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", priority=True, id="app.interrupt"),
         Binding("f2", "focus_question", "Answer", id="app.focus_question"),
+        Binding("alt+up", "edit_queued", "Edit queued", priority=True, id="app.edit_queued"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
     ]
@@ -293,6 +294,8 @@ class MMApp(WindowKeys):
             return bool(self.turns.questions) and on_main_screen
         if action == "interrupt":
             return self.turns.running and on_main_screen
+        if action == "edit_queued":
+            return bool(self.turns.queue) and on_main_screen
         return super().check_action(action, parameters)
 
     def on_key(self, event: events.Key) -> None:
@@ -317,6 +320,14 @@ class MMApp(WindowKeys):
         call_id, answer = answered
         if (row := self.transcript.rows.get(call_id)) is not None:
             row.resolve(answer, automatic=False)
+
+    def action_edit_queued(self) -> None:
+        """Alt+↑: the newest queued message back in the prompt, to edit (issue 14)."""
+        text = self.turns.edit_queued()
+        if text is not None:
+            prompt = self.query_one(PromptInput)
+            prompt.put_back(text)
+            prompt.focus()
 
     def action_interrupt(self) -> None:
         """Esc: interrupt the turn, or stop the replay (SPEC §3)."""

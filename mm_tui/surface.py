@@ -43,9 +43,10 @@ class ScreenSurface:
         shown = fold_pastes(text, self.app.query_one(PromptInput).pastes)  # `[pasted 200 lines]`
         self.app.call_later(self.transcript.add_user_message, shown)
 
-    def show_queue(self, queued: Sequence[str]) -> None:
-        self.app.query_one(QueuedMessages).show(queued)
+    def show_queue(self, queued: Sequence[str], *, held: bool = False) -> None:
+        self.app.query_one(QueuedMessages).show(queued, held=held)
         self.status_line.queued = len(queued)
+        self.status_line.held = held
 
     def show_status(self, state: str, elapsed: float | None) -> None:
         self.status_line.state = state

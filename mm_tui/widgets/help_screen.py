@@ -48,7 +48,16 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "the bottom again (End at the prompt line's end; sending does it too)",
         ("prompt.end", "app.bottom"),
     ),
-    ("Esc", "interrupt the turn", ("app.interrupt",)),
+    (
+        "Esc",
+        "interrupt the turn; queued messages are kept (/queue sends them, /queue clear drops them)",
+        ("app.interrupt",),
+    ),
+    (
+        "Alt+↑",
+        "take the newest queued message back into the prompt to edit it",
+        ("app.edit_queued",),
+    ),
     ("Ctrl+C", "copy the selection, else interrupt the turn", ()),
     ("F1", "this help", ("app.help",)),
     ("Ctrl+Q", "quit (stops language servers and running commands)", ("app.quit",)),

@@ -107,6 +107,14 @@ class PromptInput(TextArea):
             return False
         return super().check_consume_key(key, character)
 
+    def put_back(self, text: str) -> None:
+        """Text taken back to edit (a queued message, an undone one) goes before what is
+        already typed, on its own line, the cursor at its end."""
+        typed = self.text
+        self._show(f"{text}\n{typed}" if typed.strip() else text)
+        if typed.strip():
+            self.move_cursor((text.count("\n"), len(text.rsplit("\n", 1)[-1])))
+
     def _show(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)

@@ -25,6 +25,8 @@ class StatusLine(Widget):
     state: reactive[str] = reactive("")
     frame: reactive[int] = reactive(0)
     queued: reactive[int] = reactive(0)
+    #: The queued messages are kept after Esc, not sent (issue 14).
+    held: reactive[bool] = reactive(False)
     elapsed: reactive[str] = reactive("")
     #: Blocks that arrived below while the person reads further up (issue 14).
     new_below: reactive[int] = reactive(0)
@@ -40,19 +42,22 @@ class StatusLine(Widget):
             head = Content.styled(IDLE_TEXT, "dim")
         if self.queued:
             plural = "" if self.queued == 1 else "s"
-            head += Content.styled(f"  · {self.queued} message{plural} queued", "$warning")
+            waiting = "kept" if self.held else "queued"
+            head += Content.styled(f"  · {self.queued} message{plural} {waiting}", "$warning")
         if self.new_below:
             head += Content.styled(f"  {NEW_BELOW.format(count=self.new_below)}", "bold $accent")
         return head
 
 
 class QueuedMessages(Static):
-    """Messages typed while a turn runs, waiting their turn (first line of each)."""
+    """Messages typed while a turn runs, waiting their turn (first line of each); after Esc,
+    kept and not sent until the person says (issue 14)."""
 
     def on_mount(self) -> None:
         self.display = False
 
-    def show(self, queue: Iterable[str]) -> None:
-        lines = [f"⏳ queued: {(text.splitlines() or [''])[0]}" for text in queue]
+    def show(self, queue: Iterable[str], *, held: bool = False) -> None:
+        mark = "⏸ kept" if held else "⏳ queued"
+        lines = [f"{mark}: {(text.splitlines() or [''])[0]}" for text in queue]
         self.display = bool(lines)
         self.update(Content("\n".join(lines)))

@@ -20,6 +20,7 @@ from mm_tui.window.slash_commands import UNKNOWN_COMMAND, parse_command
 from mm_tui.window.turns import TurnController
 
 NEW_SESSION = "new session: the history and the loop detector start afresh"
+QUEUE_USAGE = "usage: /queue [clear]"
 PERMISSIONS_USAGE = "usage: /permissions [ask|allow|revoke <tool>]"
 EXPORTED = "transcript exported to {path}"
 EXPORT_EXISTS = "/export: {path} exists; not overwritten (give another name)"
@@ -75,10 +76,20 @@ class SlashCommands:
             "/permissions": self.run_permissions,
             "/export": self.run_export,
             "/init": lambda _: self.turns.submit(INIT_PROMPT),
+            "/queue": self.run_queue,
             "/quit": lambda _: self.surface.leave(),
         }
         runners[command.name](argument)
         return True
+
+    def run_queue(self, argument: str) -> None:
+        """`/queue`: send the messages kept after Esc; `/queue clear`: drop them."""
+        if argument == "clear":
+            self.turns.clear_queue()
+        elif not argument:
+            self.turns.send_queue()
+        else:
+            self.surface.say("warning", QUEUE_USAGE)
 
     def run_permissions(self, argument: str) -> None:
         """`/permissions`: list and revoke session grants; `ask` / `allow` set the mode."""

@@ -32,6 +32,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "session grants, and revoking them",
     ),
     SlashCommand("/export", "/export [file.md]", "write the transcript as Markdown"),
+    SlashCommand(
+        "/queue", "/queue [clear]", "send the messages kept after Esc, or drop them (clear)"
+    ),
     SlashCommand("/init", "/init", "ask the model to write a starter AGENTS.md for the project"),
     SlashCommand("/quit", "/quit", "quit (stops language servers and commands)"),
 )

@@ -21,7 +21,9 @@ class TurnSurface(Protocol):
 
     def show_user_message(self, text: str) -> None: ...
 
-    def show_queue(self, queued: Sequence[str]) -> None: ...
+    def show_queue(self, queued: Sequence[str], *, held: bool = False) -> None:
+        """The waiting messages; `held`: kept after Esc, not sent until the person says."""
+        ...
 
     def show_status(self, state: str, elapsed: float | None) -> None:
         """The status line's spinner text, and the turn's time (None: not shown)."""

@@ -37,6 +37,17 @@ TURN_RUNNING = "a turn is running — press Esc to interrupt it first"
 AGENT_NOT_READY = "{command}: the agent is not ready yet"
 COMPACTING = "Compacting the history"
 COMPACT_UNAVAILABLE = "/compact is not available yet"
+QUEUE_KEPT = (
+    "{count} kept — Alt+↑ takes the last back to edit, /queue sends them, /queue clear drops them"
+)
+QUEUE_EMPTY = "/queue: no message is waiting"
+QUEUE_CLEARED = "/queue: dropped {count}"
+
+
+def messages(count: int) -> str:
+    """`1 queued message`, `3 queued messages`."""
+    return f"{count} queued message{'' if count == 1 else 's'}"
+
 
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
@@ -135,16 +146,48 @@ class TurnController(SettingsIntents):
         if refusal is not None:
             self.surface.say(refusal.level, refusal.text)
             return
+        self.queue.release()  # a new message goes after the kept ones, which go first
         self.queue.append(text)
-        self.surface.show_queue(list(self.queue))
+        self._show_queue()
         self.start_next()
 
     def start_next(self) -> None:
         """Send the oldest queued message if no turn runs and the core is ready."""
         if self.queue.ready() and not self.running and self.port is not None:
             text = self.queue.popleft()
-            self.surface.show_queue(list(self.queue))
+            self._show_queue()
             self._start_turn(self.port, text)
+
+    def _show_queue(self) -> None:
+        self.surface.show_queue(list(self.queue), held=self.queue.held)
+        self.surface.keys_changed()  # Alt+↑ works while a message waits
+
+    def edit_queued(self) -> str | None:
+        """Alt+↑: the newest waiting message, taken out of the queue to be edited."""
+        text = self.queue.take_last()
+        if text is not None:
+            if not self.queue:
+                self.queue.release()
+            self._show_queue()
+        return text
+
+    def send_queue(self) -> None:
+        """`/queue`: the messages kept after Esc go, oldest first."""
+        if not self.queue:
+            self.surface.say("info", QUEUE_EMPTY)
+            return
+        self.queue.release()
+        self._show_queue()
+        self.start_next()
+
+    def clear_queue(self) -> None:
+        """`/queue clear`: drop every waiting message."""
+        count = self.queue.clear()
+        if not count:
+            self.surface.say("info", QUEUE_EMPTY)
+            return
+        self._show_queue()
+        self.surface.say("info", QUEUE_CLEARED.format(count=messages(count)))
 
     def _start_turn(self, port: AgentPort, text: str) -> None:
         self.running = True
@@ -191,6 +234,8 @@ class TurnController(SettingsIntents):
     def turn_ended(self, ended: TurnEnded) -> str | None:
         """The turn is over; returns its error line when it was not said yet."""
         error = ended.error if ended.error and ended.error not in self._said else None
+        if self.running and self.queue.held:  # Esc with messages waiting (issue 14)
+            self.surface.say("info", QUEUE_KEPT.format(count=messages(len(self.queue))))
         self.running = False
         self._said.clear()
         self.questions.clear()
@@ -230,8 +275,13 @@ class TurnController(SettingsIntents):
     # -- interrupting and leaving ---------------------------------------------------------
 
     def interrupt(self) -> None:
-        """Esc: interrupt the turn (SPEC §3); the core closes the stream and ends commands."""
+        """Esc: interrupt the turn (SPEC §3); the core closes the stream and ends commands.
+
+        Messages waiting are kept, not sent (issue 14): the person stopped the turn to say
+        something else, and may edit or drop them."""
         if self.port is not None and self.running:
+            if self.queue.hold():
+                self._show_queue()
             self.port.cancel()
 
     def quit(self) -> None:

@@ -61,7 +61,7 @@ class RecordingSurface:
     def show_user_message(self, text: str) -> None:
         self.user_messages.append(text)
 
-    def show_queue(self, queued: Sequence[str]) -> None:
+    def show_queue(self, queued: Sequence[str], *, held: bool = False) -> None:
         self.queues.append(list(queued))
 
     def show_status(self, state: str, elapsed: float | None) -> None:
