@@ -17,6 +17,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.support.terminal_text import literal
+from mm_tui.widgets.aligned_table import AlignedTable
 from mm_tui.widgets.archive import Archived
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
 from mm_tui.widgets.long_blocks import answer_parser, long_block
@@ -42,6 +43,7 @@ class AnswerBlock(Markdown):
         **Markdown.BLOCKS,
         "bullet_list_open": CompactBulletList,
         "ordered_list_open": CompactOrderedList,
+        "table_open": AlignedTable,
     }
 
     def __init__(self, markdown: str = "") -> None:

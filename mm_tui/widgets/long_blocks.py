@@ -7,7 +7,7 @@ the answer's markdown-it parser fold a long list whose items are each one paragr
 table, into one `long_list` or `long_table` token; the answer turns it into `ListLines` or
 `TableLines` (through Markdown's public `unhandled_token` hook), which lay the lines out once
 per width and render each when it first comes on screen. Short lists and tables keep their
-usual widgets (compact_lists.py, Textual's own).
+usual widgets (compact_lists.py, aligned_table.py). Both honour a column's alignment.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
+
+from mm_tui.widgets.aligned_table import Alignment, cell_alignment, fit_cell
 
 #: From this many items (or table rows) on, a list or table is folded into one token.
 MANY_ITEMS = 64
@@ -46,18 +48,22 @@ def _simple_items(tokens: list[Token], start: int) -> tuple[list[Token], int] | 
     return items, at
 
 
-def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], int]:
-    """The inline tokens of each row (the header first), and the index of `table_close`."""
+def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], list[Alignment], int]:
+    """The inline tokens of each row (the header first), each column's alignment, and the
+    index of `table_close`."""
     rows: list[list[Token]] = []
+    alignments: list[Alignment] = []
     at = start + 1
     while at < len(tokens) and tokens[at].type != "table_close":
         token = tokens[at]
         if token.type == "tr_open":
             rows.append([])
+        elif token.type == "th_open":
+            alignments.append(cell_alignment(token))
         elif token.type == "inline" and rows:
             rows[-1].append(token)
         at += 1
-    return rows, at
+    return rows, alignments, at
 
 
 def _symbols(items: list[Token], ordered: bool, bullet: str) -> list[str]:
@@ -97,9 +103,10 @@ def _fold_long_blocks(state: StateCore) -> None:
                 at += 1
                 continue
         elif token.type == "table_open":
-            rows, close = _table_rows(tokens, at)
+            rows, alignments, close = _table_rows(tokens, at)
             if len(rows) > MANY_ITEMS:
-                kept.append(_folded(LONG_TABLE, token, {"rows": rows}))
+                meta: dict[str, object] = {"rows": rows, "alignments": alignments}
+                kept.append(_folded(LONG_TABLE, token, meta))
                 at = close + 1
                 continue
         elif token.type == "list_item_open":
@@ -193,6 +200,7 @@ class TableLines(LineBlock):
         super().__init__(markdown, token)
         rows: list[list[Token]] = token.meta["rows"]
         self.rows = [[self._token_to_content(cell) for cell in row] for row in rows]
+        self.alignments: list[Alignment] = token.meta.get("alignments", [])
 
     def lay_out(self, width: int) -> list[Content]:
         columns = max(len(row) for row in self.rows)
@@ -205,9 +213,12 @@ class TableLines(LineBlock):
         separator = Content.styled(" │ ", "$text-muted")
 
         def line(cells: list[Content]) -> Content:
+            aligned = self.alignments
             padded = [
-                (cells[n] if n < len(cells) else Content("")).truncate(
-                    size, ellipsis=True, pad=True
+                fit_cell(
+                    cells[n] if n < len(cells) else Content(""),
+                    size,
+                    aligned[n] if n < len(aligned) else "left",
                 )
                 for n, size in enumerate(widths)
             ]

@@ -4,6 +4,9 @@ code uses it, so a Textual upgrade that changes them fails this test and not a u
 Textual 8.2.8 (pinned exactly in pyproject) exports no list block classes from its public
 `textual.widgets.markdown`; `mm_tui/widgets/compact_lists.py` subclasses them and reads each
 block's `_markdown`, `_token`, `_content` and `_blocks` to draw a simple list item as one widget.
+`mm_tui/widgets/aligned_table.py` subclasses `MarkdownTable` and `MarkdownTableContent` (their
+`_get_headers_and_rows`, `_headers`, `_rows`, `_update_rows`) and reads each `MarkdownTH`'s
+`_token` and `_blocks` to honour a column's alignment.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ PRIVATE_BLOCKS = (
     "MarkdownOrderedList",
     "MarkdownOrderedListItem",
     "MarkdownParagraph",
+    "MarkdownTable",
+    "MarkdownTableContent",
+    "MarkdownTH",
 )
 
 
@@ -58,4 +64,22 @@ async def test_a_simple_list_item_is_drawn_by_one_widget_from_textuals_private_m
             "second bold",
             "one",
             "two",
+        ]
+
+
+async def test_a_table_cell_is_aligned_through_textuals_private_table_members() -> None:
+    app = _AnswerApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        answer = app.query_one(AnswerBlock)
+        await answer.add("| a | b |\n| --: | :-: |\n| 1 | 2 |\n")
+        await answer.finish()
+        await pilot.pause()
+        table = app.query_one(textual_markdown.MarkdownTable)
+        assert table._headers and table._rows  # what Textual's streaming update reads
+        grid = app.query_one(textual_markdown.MarkdownTableContent)
+        assert [cell.styles.text_align for cell in grid.children] == [
+            "right",
+            "center",
+            "right",
+            "center",
         ]
