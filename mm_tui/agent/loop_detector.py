@@ -195,7 +195,7 @@ def repeated_pattern(text: str) -> str | None:
 
 TEXT_NOTE = "the answer keeps repeating the same text; it is stopped if it goes on"
 TEXT_STOP = (
-    "[error: the model's answer ran away: it repeats the same text ({count} characters so "
+    "[error: the model's {what} ran away: it repeats the same text ({count} characters so "
     "far: {sample}) — generation stopped; rephrase the request, or try another model]"
 )
 TEXT_WINDOW = 1024  # the last 1 KB of the answer is one pattern repeated: a note
@@ -207,7 +207,8 @@ class TextRepetition:
     """A streamed answer repeating itself (issue 12): the last 1 KB is one pattern of 8 to
     256 characters repeated. The first time, a note; when another 1 KB has repeated, a stop."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "answer") -> None:
+        self.what = what  # "answer" or "reasoning", as the stop line names it
         self._noted_at: int | None = None
         self._looked_at = 0
 
@@ -232,7 +233,9 @@ class TextRepetition:
             self._noted_at = len(text)
             return "note"
         if len(text) - self._noted_at >= TEXT_WINDOW:
-            return TEXT_STOP.format(count=len(text), sample=json.dumps(pattern[:40]))
+            return TEXT_STOP.format(
+                what=self.what, count=len(text), sample=json.dumps(pattern[:40])
+            )
         return ""
 
 

@@ -29,10 +29,11 @@ from mm_tui.agent.events import (
     TurnEnded,
     Usage,
 )
-from mm_tui.agent.loop_detector import TEXT_NOTE, TextRepetition, runaway_error
+from mm_tui.agent.loop_detector import runaway_error
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
+from mm_tui.agent.stream_bounds import StreamWatch
 from mm_tui.agent.text_calls import (
     alternating,
     describe_tools_for_prompt,
@@ -126,6 +127,7 @@ class ModelCall:
         signals.set_spinner(WAITING_FOR_MODEL)
         assembler = StreamAssembler()
         runaway: str | None = None
+        runaway_where = "generation"
         request = self.request(model)
         started = time.monotonic()
         first_token: float | None = None
@@ -135,7 +137,7 @@ class ModelCall:
             len(request["messages"]),
             self.tool_mode,
         )
-        text_watch = TextRepetition()
+        watch = StreamWatch()  # the answer and the reasoning, bounded like a call (issue 11)
         try:
             for chunk in self.client.stream(request, signals.cancel):
                 delta = assembler.feed(chunk)
@@ -148,12 +150,11 @@ class ModelCall:
                 if delta.text:
                     signals.set_spinner(WRITING)
                     sink(TextDelta(delta.text))
-                    repeating = text_watch.feed(assembler.text)
-                    if repeating == "note":
-                        sink(Notice("warning", TEXT_NOTE))
-                    elif repeating:
-                        runaway = repeating
-                        break
+                if (verdict := watch.feed(delta, assembler)).note:
+                    sink(Notice("warning", verdict.note))
+                if verdict.stop:
+                    runaway, runaway_where = verdict.stop, verdict.where
+                    break
                 if delta.tool_call is not None:
                     signals.set_spinner(COMPOSING_TOOL_CALL)
                     runaway = runaway_error(delta.tool_call)
@@ -178,7 +179,7 @@ class ModelCall:
         self._notice_dropped_tools(request, assembler)
         if runaway:
             self._record_partial(assembler)
-            return self.conversation.end_with_error("generation", runaway)
+            return self.conversation.end_with_error(runaway_where, runaway)
         if assembler.was_cut:
             self._record_partial(assembler)
             return self.conversation.end_with_error("model", CUT_STREAM)

@@ -5,8 +5,9 @@ repository. Until the person trusts that directory, the keys that decide what ru
 asking, where the conversation goes or what the model is told (`permissions`, `yolo`,
 `baseURL`, `apiKey`, `lsp` servers' commands, the system prompt, the skills folder) are not
 obeyed: they keep the user's own config's values (or the defaults), and a start notice says
-so. `mm-tui trust` trusts the directory's config as it is now: trust is remembered per
-directory and content hash under the XDG data dir, so a changed file must be trusted again.
+so. Limits (`maxProcesses`, the per-command process limit) may be lowered, never lifted.
+`mm-tui trust` trusts the directory's config as it is now: trust is remembered per directory
+and content hash under the XDG data dir, so a changed file must be trusted again.
 The user's own config, `--config` and flags always apply.
 """
 
@@ -38,6 +39,9 @@ GUARDED: dict[str, tuple[str, ...]] = {
     "systemPromptFile": ("system_prompt_file",),
     "skillsDir": ("skills_dir",),
 }
+#: Limits an untrusted project may lower but never lift (a clone must not lift the
+#: fork-bomb limit): YAML key -> the Config field.
+LOWER_ONLY: dict[str, str] = {"maxProcesses": "max_processes"}
 NOTICE = (
     "{path} sets {keys}: not obeyed until you trust this directory (run `mm-tui trust` in {folder})"
 )

@@ -64,6 +64,8 @@ class Reply:
     stall: float = 0.0
     #: Extra response headers (e.g. {"retry-after-ms": "10"} to make a client retry fast).
     headers: dict[str, str] | None = None
+    #: Chunks with an empty delta sent before the content (a server streaming nothing).
+    empty_deltas: int = 0
 
     def __post_init__(self) -> None:
         if self.dialect is not None and self.dialect not in DIALECTS:

@@ -223,7 +223,7 @@ class ChunkBuilder:
             opening.append(
                 self.delta_chunk({"role": "assistant", "content": traits.opening_content})
             )
-        deltas: list[dict[str, Any]] = []
+        deltas: list[dict[str, Any]] = [{"content": ""}] * reply.empty_deltas
         for piece in _pieces(reply.reasoning, reply.chunk_size):
             deltas.append({traits.reasoning_field: piece})
         for piece in _pieces(reply.text, reply.chunk_size):

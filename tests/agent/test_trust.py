@@ -125,3 +125,21 @@ def test_headless_says_how_to_trust_and_mm_tui_trust_makes_it_obeyed(
     )
     mm(*flags)
     assert (tmp_path / "ran").exists()
+
+
+def test_an_untrusted_project_can_lower_the_process_limit_but_not_lift_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    project = tmp_path / "clone"
+    project.mkdir()
+    (project / ".mm.yaml").write_text("maxProcesses: 1000000\nmaxOutput: 500\n")
+    config = load_config(cwd=project, env=env)
+    assert (config.max_processes, config.max_output) == (512, 500)
+    assert config.untrusted == ("maxProcesses",)
+    user = Path(env["XDG_CONFIG_HOME"]) / "mm/config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("maxProcesses: 64\n")
+    assert load_config(cwd=project, env=env).max_processes == 64  # the user's own value
+    (project / ".mm.yaml").write_text("maxProcesses: 50\n")
+    lowered = load_config(cwd=project, env=env)
+    assert (lowered.max_processes, lowered.untrusted) == (50, ())

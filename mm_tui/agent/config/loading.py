@@ -68,17 +68,25 @@ def _obeyed_if_trusted(
 ) -> Config:
     """A project config's guarded keys (`agent/trust.py`) fall back to the user's own config
     (or the defaults) until the person trusts the directory with this content."""
-    from mm_tui.agent.trust import GUARDED, is_project_config, is_trusted
+    from mm_tui.agent.trust import GUARDED, LOWER_ONLY, is_project_config, is_trusted
 
-    keys = tuple(key for key in GUARDED if key in config.file_keys)
+    keys = tuple(key for key in (*GUARDED, *LOWER_ONLY) if key in config.file_keys)
     if not keys or not is_project_config(path, cwd):
         return config
     if is_trusted(path, text.encode("utf-8", errors="surrogateescape"), env):
         return config
     user = config_dir(env) / "config.yaml"
     fallback = parse_config_file(user) if user.is_file() else Config()
-    kept = {name: getattr(fallback, name) for key in keys for name in GUARDED[key]}
-    return replace(config, **kept, untrusted=keys)
+    kept = {name: getattr(fallback, name) for key in keys for name in GUARDED.get(key, ())}
+    lifted = [k for k in keys if k in LOWER_ONLY and _lifts(config, fallback, LOWER_ONLY[k])]
+    kept.update({LOWER_ONLY[key]: getattr(fallback, LOWER_ONLY[key]) for key in lifted})
+    untrusted = tuple(key for key in keys if key in GUARDED or key in lifted)
+    return replace(config, **kept, untrusted=untrusted) if untrusted else config
+
+
+def _lifts(config: Config, fallback: Config, name: str) -> bool:
+    """Whether the project's limit is above the one that applies without it."""
+    return getattr(config, name) > getattr(fallback, name)
 
 
 def parse_config_file(path: Path) -> Config:

@@ -1,0 +1,106 @@
+"""Bounds on a streamed answer and its reasoning (issue 11), beside SPEC §5's runaway calls.
+
+A model that degenerates, or a server that misbehaves, can stream forever: the same text over
+and over, more text than any context holds, or chunks that carry nothing at all (the turn then
+looks busy and never ends). Tool-call arguments are cut by `loop_detector.runaway_error`; this
+watch cuts the answer and the reasoning the same way, and counts empty chunks. Each stop is
+one line that ends the turn through the same path as a runaway call (the text said so far is
+kept, half-written calls are dropped, the line goes to the session's `errors`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from mm_tui.agent.loop_detector import RUNAWAY_MAX_BYTES, TEXT_NOTE, TextRepetition
+from mm_tui.agent.stream import StreamAssembler, StreamDelta
+
+#: The same non-empty piece of text this many times in a row is a runaway (a 1-token loop is
+#: caught long before the 1 KB pattern watch of `TextRepetition` would see it).
+SAME_CHUNK_LIMIT = 256
+#: Chunks in a row that bring nothing (no text, reasoning, call, finish or usage).
+EMPTY_CHUNK_LIMIT = 4096
+SIZE_STOP = (
+    "[error: the model's {what} ran away: it passed 256 KB ({count} characters so far: "
+    "{sample}) — generation stopped; rephrase the request, or try another model]"
+)
+SAME_CHUNK_STOP = (
+    "[error: the model's {what} ran away: it sent the same piece of text {times} times in a "
+    "row ({sample}) — generation stopped; rephrase the request, or try another model]"
+)
+EMPTY_STOP = (
+    "[error: the server sent {count} empty chunks in a row and nothing else — generation "
+    "stopped; the server may be stuck: try again, or restart it]"
+)
+REASONING_NOTE = "the reasoning keeps repeating the same text; it is stopped if it goes on"
+SAMPLE_CHARS = 40
+
+
+@dataclass(frozen=True)
+class StreamVerdict:
+    """What one chunk means: nothing, a note to say once, or a stop (`where` for `errors`)."""
+
+    note: str = ""
+    stop: str = ""
+    where: Literal["generation", "model"] = "generation"
+
+
+_FINE = StreamVerdict()
+
+
+def sample(text: str) -> str:
+    """A short, one-line, quoted sample for an error line (never the huge value itself)."""
+    return json.dumps(text[-SAMPLE_CHARS:])
+
+
+class _Part:
+    """The watch on one part of the stream: the answer's text, or the reasoning."""
+
+    def __init__(self, what: str, note: str) -> None:
+        self.what = what
+        self.note = note
+        self.size = 0
+        self.last = ""
+        self.same = 0
+        self.repetition = TextRepetition(what)
+
+    def feed(self, piece: str, whole: str) -> StreamVerdict:
+        self.size += len(piece.encode("utf-8", "replace"))
+        if self.size > RUNAWAY_MAX_BYTES:
+            stop = SIZE_STOP.format(what=self.what, count=len(whole), sample=sample(whole))
+            return StreamVerdict(stop=stop)
+        self.same = self.same + 1 if piece == self.last else 1
+        self.last = piece
+        if self.same >= SAME_CHUNK_LIMIT:
+            stop = SAME_CHUNK_STOP.format(what=self.what, times=self.same, sample=sample(piece))
+            return StreamVerdict(stop=stop)
+        repeating = self.repetition.feed(whole)
+        if repeating == "note":
+            return StreamVerdict(note=self.note)
+        return StreamVerdict(stop=repeating) if repeating else _FINE
+
+
+class StreamWatch:
+    """Feed it each chunk's delta, after the assembler; it says when to note or to stop."""
+
+    def __init__(self) -> None:
+        self.answer = _Part("answer", TEXT_NOTE)
+        self.reasoning = _Part("reasoning", REASONING_NOTE)
+        self.empty = 0
+
+    def feed(self, delta: StreamDelta, assembler: StreamAssembler) -> StreamVerdict:
+        verdict = _FINE
+        if delta.reasoning:
+            verdict = self.reasoning.feed(delta.reasoning, assembler.reasoning)
+        if delta.text and not verdict.stop:
+            answer = self.answer.feed(delta.text, assembler.text)
+            verdict = answer if answer.stop or answer.note else verdict
+        if delta.text or delta.reasoning or delta.tool_call is not None:
+            self.empty = 0
+        elif assembler.finish_reason is None and assembler.usage is None:
+            self.empty += 1
+            if self.empty >= EMPTY_CHUNK_LIMIT:
+                return StreamVerdict(stop=EMPTY_STOP.format(count=self.empty), where="model")
+        return verdict

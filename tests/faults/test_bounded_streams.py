@@ -1,0 +1,117 @@
+"""Bounded streams (issue 11): an answer or a reasoning that repeats a chunk, repeats a
+pattern or passes 256 KB is cut like a runaway tool call, and so is a flood of empty chunks.
+Each ends the turn with one line, a session error, a valid history, and the next turn works.
+The model talks over real HTTP (the scripted server)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mm_tui.agent.events import Notice, ToolFinished
+from mm_tui.agent.session import read_session_document
+from mm_tui.agent.stream_bounds import EMPTY_CHUNK_LIMIT, REASONING_NOTE, SAME_CHUNK_LIMIT
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.agent.conftest import AgentFactory, assert_valid_history
+
+STOPPED = "— generation stopped; rephrase the request, or try another model]"
+
+
+def varied(size: int) -> str:
+    """Text that never repeats a pattern: numbered sentences with their squares."""
+    words = []
+    total = 0
+    n = 0
+    while total < size:
+        line = f"line {n} of the report says {n * n}. "
+        words.append(line)
+        total += len(line)
+        n += 1
+    return "".join(words)
+
+
+#: case -> (the runaway reply, the start of the stop line, where it is filed)
+CASES = {
+    "the same answer chunk": (
+        Reply(text="Intro: " + "again. " * (SAME_CHUNK_LIMIT + 50), chunk_size=7),
+        "[error: the model's answer ran away: it sent the same piece of text 256 times in a row "
+        '("again. ")',
+        "generation",
+    ),
+    "the same reasoning chunk": (
+        Reply(reasoning="hmm, " * (SAME_CHUNK_LIMIT + 50), chunk_size=5, text="late"),
+        "[error: the model's reasoning ran away: it sent the same piece of text 256 times",
+        "generation",
+    ),
+    "a repeated reasoning pattern": (
+        Reply(reasoning="Wait, let me check the file again. " * 200, chunk_size=16),
+        "[error: the model's reasoning ran away: it repeats the same text (",
+        "generation",
+    ),
+    "an answer past 256 KB": (
+        Reply(text=varied(300 * 1024), chunk_size=4096),
+        "[error: the model's answer ran away: it passed 256 KB (",
+        "generation",
+    ),
+    "a reasoning past 256 KB": (
+        Reply(reasoning=varied(300 * 1024), chunk_size=4096),
+        "[error: the model's reasoning ran away: it passed 256 KB (",
+        "generation",
+    ),
+    "a flood of empty chunks": (
+        Reply(text="finally", empty_deltas=EMPTY_CHUNK_LIMIT + 100),
+        f"[error: the server sent {EMPTY_CHUNK_LIMIT} empty chunks in a row and nothing else",
+        "model",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_runaway_stream_ends_the_turn_with_one_line_and_a_valid_history(
+    case: str, make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    runaway, start, where = CASES[case]
+    model_server.enqueue(Reply(tool_calls=[ToolCall("echo", {"text": "first"})]), runaway)
+    model_server.enqueue(Reply(text="Recovered."))
+    agent, events = make_agent(auto_compact=0)  # 256 KB kept would compact the next turn
+
+    ended = agent.run_turn("go")
+
+    assert ended.reason == "error" and ended.error is not None
+    assert ended.error.startswith(start), ended.error
+    errors = [n.text for n in events.of(Notice) if n.level == "error"]
+    assert errors == [ended.error]
+    assert "\n" not in ended.error and len(ended.error) < 400  # one line, no huge value
+    if where == "generation":
+        assert ended.error.endswith(STOPPED)
+    saved = read_session_document(agent.session_path)
+    assert saved["errors"][-1] == {**saved["errors"][-1], "where": where, "message": ended.error}
+    assert_valid_history(saved["messages"])
+    assert [e.output for e in events.of(ToolFinished)] == ["first"]
+
+    assert agent.run_turn("again").reason == "answered"
+    assert agent.messages[-1]["content"] == "Recovered."
+    assert_valid_history(agent.messages)
+
+
+def test_a_repeating_reasoning_gets_a_note_before_it_is_stopped(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(Reply(reasoning="Wait, let me check the file again. " * 200))
+    agent, events = make_agent()
+    ended = agent.run_turn("go")
+    notes = [n.text for n in events.of(Notice) if n.text == REASONING_NOTE]
+    assert notes == [REASONING_NOTE] and ended.reason == "error"
+
+
+def test_a_long_varied_answer_with_a_few_empty_chunks_runs_to_its_end(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    text = varied(200 * 1024)
+    model_server.enqueue(
+        Reply(reasoning=varied(20 * 1024), text=text, chunk_size=512, empty_deltas=500)
+    )
+    agent, events = make_agent()
+    ended = agent.run_turn("write the report")
+    assert ended.reason == "answered", ended.error
+    assert agent.messages[-1]["content"] == text
+    assert not [n for n in events.of(Notice) if n.level in ("error", "warning")]
