@@ -40,7 +40,7 @@ from mm_tui.app_keys import WindowKeys
 from mm_tui.surface import ScreenSurface
 from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
 from mm_tui.widgets.output_viewer import OutputViewer
-from mm_tui.widgets.permission import PermissionQuestion
+from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
@@ -202,7 +202,7 @@ class MMApp(WindowKeys):
 
     @on(PermissionQuestion.Answered)
     def _question_answered(self, message: PermissionQuestion.Answered) -> None:
-        self.action_answer(message.key)
+        self.action_answer(message.key, message.reason)
         self.query_one(PromptInput).focus()
 
     def action_focus_question(self) -> None:
@@ -292,11 +292,14 @@ class MMApp(WindowKeys):
         on_main_screen = len(self.screen_stack) == 1
         if action == "focus_question":
             return bool(self.turns.questions) and on_main_screen
-        if action == "interrupt":
-            return self.turns.running and on_main_screen
+        if action == "interrupt":  # Esc in a rejection's reason goes back to a/s/r
+            return self.turns.running and on_main_screen and not self._typing_a_reason()
         if action == "edit_queued":
             return bool(self.turns.queue) and on_main_screen
         return super().check_action(action, parameters)
+
+    def _typing_a_reason(self) -> bool:
+        return isinstance(self.focused, RejectionReason)
 
     def on_key(self, event: events.Key) -> None:
         """A character typed while a row has the focus goes to the prompt, as expected."""
@@ -312,9 +315,9 @@ class MMApp(WindowKeys):
             prompt.focus()
             prompt.insert(event.character)
 
-    def action_answer(self, key: str) -> None:
-        """a / s / r: answer the oldest open question (SPEC §7)."""
-        answered = self.turns.answer(key)
+    def action_answer(self, key: str, reason: str = "") -> None:
+        """a / s / r: answer the oldest open question (SPEC §7); `reason`: why it was rejected."""
+        answered = self.turns.answer(key, reason)
         if answered is None:
             return
         call_id, answer = answered

@@ -26,8 +26,14 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (
         "a, s, r",
         "answer the question that has the focus: allow once, for the session (what s allows "
-        "is shown), reject; typing in the prompt never answers",
-        ("question.allow_once", "question.allow_session", "question.reject"),
+        "is shown), reject (r asks why: Enter rejects, the model reads the reason; Esc goes "
+        "back); typing in the prompt never answers",
+        (
+            "question.allow_once",
+            "question.allow_session",
+            "question.reject",
+            "question.reason_back",
+        ),
     ),
     (
         "F2",

@@ -9,18 +9,23 @@ An answer is always deliberate: the question owns the keys a/s/r and only while 
 focus, and it never takes the focus by itself — F2 (or a click) goes to it. Whatever you type
 in the prompt stays there: a message full of a, s and r answers nothing, and a question that
 arrives while you type is not answered by the next key.
+
+`r` opens a line inside the question for the reason (issue 11): Enter rejects, and what was
+typed there goes to the model after the rejection text (nothing typed: the plain rejection);
+Esc goes back to a/s/r. The prompt's text is never touched.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalGroup
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest
 from mm_tui.support.terminal_text import visible_parts
@@ -39,6 +44,8 @@ ANSWER_WORDS = {
     PermissionAnswer.REJECT: "rejected",
 }
 AUTOMATIC_ANSWER = "allowed without asking"
+REASON_PLACEHOLDER = "why? (optional: the model reads it)"
+REASON_KEYS = "Enter rejects (with the reason typed above) · Esc back to a/s/r"
 FOCUS_KEY = "f2"
 ESCAPE_STYLE = "reverse $warning"
 
@@ -74,6 +81,23 @@ def key_hints(tool: str, grant: str = "", *, focused: bool = True) -> Content:
     return Content.assemble((FOCUS_KEY.upper(), "bold $warning"), " goes to the question · ", hints)
 
 
+class RejectionReason(Input):
+    """The line `r` opens: Enter rejects with what was typed, Esc goes back to the keys.
+
+    While it has the focus, a/s/r are letters of the reason, and Esc is not an interrupt
+    (the app's check lets the key through to here)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back to a/s/r", id="question.reason_back"),
+    ]
+
+    class Back(Message):
+        """Esc: no rejection after all; the question takes the keys again."""
+
+    def action_back(self) -> None:
+        self.post_message(self.Back())
+
+
 class PermissionQuestion(VerticalGroup, can_focus=True):
     """The question, the command or file (with its diff), and the three keys it owns."""
 
@@ -84,12 +108,13 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
     ]
 
     class Answered(Message):
-        """The person answered this question with a key."""
+        """The person answered this question with a key (and, for `r`, maybe a reason)."""
 
-        def __init__(self, call_id: str, key: str) -> None:
+        def __init__(self, call_id: str, key: str, reason: str = "") -> None:
             super().__init__()
             self.call_id = call_id
             self.key = key
+            self.reason = reason
 
     def __init__(self, request: PermissionRequest, *, preview_lines: int) -> None:
         super().__init__(classes="permission-question")
@@ -116,7 +141,28 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
         self.query_one(".keys", Static).update(self._hints(focused=False))
 
     def action_answer(self, key: str) -> None:
-        self.post_message(self.Answered(self.request.call_id, key))
+        if key != "r":
+            self.post_message(self.Answered(self.request.call_id, key))
+            return
+        reasons = self.query(RejectionReason)
+        reason = reasons.first() if reasons else RejectionReason(placeholder=REASON_PLACEHOLDER)
+        if not reasons:
+            self.mount(reason, before=self.query_one(".keys", Static))
+        reason.focus()
+        self.query_one(".keys", Static).update(self._hints(focused=True))
+
+    @on(Input.Submitted, "RejectionReason")
+    def _rejected(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Answered(self.request.call_id, "r", event.value.strip()))
+
+    @on(RejectionReason.Back)
+    async def _back_to_keys(self, event: RejectionReason.Back) -> None:
+        event.stop()
+        await self.query(RejectionReason).remove()
+        self.focus()
 
     def _hints(self, *, focused: bool) -> Content:
+        if self.query(RejectionReason):
+            return Content.assemble(("Enter", "bold $error"), REASON_KEYS[len("Enter") :])
         return key_hints(self.request.name, self.request.grant, focused=focused)

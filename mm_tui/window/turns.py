@@ -22,6 +22,7 @@ from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
     PermissionAnswer,
+    PermissionReply,
     PermissionRequest,
     TurnEnded,
 )
@@ -257,8 +258,9 @@ class TurnController(SettingsIntents):
     def tool_finished(self, call_id: str) -> None:
         self.questions.pop(call_id, None)
 
-    def answer(self, key: str) -> tuple[str, PermissionAnswer] | None:
-        """a / s / r: answer the oldest open question; (its call id, the answer) or None."""
+    def answer(self, key: str, reason: str = "") -> tuple[str, PermissionAnswer] | None:
+        """a / s / r: answer the oldest open question; (its call id, the answer) or None.
+        A rejection's `reason` (typed in the question) goes to the model (issue 11)."""
         if not self.questions:
             return None
         call_id, request = next(iter(self.questions.items()))
@@ -266,7 +268,7 @@ class TurnController(SettingsIntents):
         del self.questions[call_id]
         try:
             if not request.future.done():
-                request.future.set_result(answer)
+                request.future.set_result(PermissionReply(answer, reason) if reason else answer)
         except InvalidStateError:  # the worker gave up on it (interrupted) meanwhile
             log.debug("question %s was already settled", call_id, exc_info=True)
         self.surface.keys_changed()

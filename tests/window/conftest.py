@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
-from mm_tui.widgets.permission import PermissionQuestion
+from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 
 SNAPSHOT_DIR = Path(__file__).resolve().parents[2] / "snapshots"
 FIXED_CWD = Path("/home/dev/greeter")
@@ -117,7 +117,7 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], what: str) 
 
 async def answer(pilot: Pilot[Any], key: str) -> None:
     """Answer the open question deliberately, as the person does (issue 11): F2 goes to the
-    question, then its key."""
+    question, then its key (`r` opens the reason's line: Enter rejects without one)."""
     app = pilot.app
     await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "a question is shown")
     question = app.query(PermissionQuestion).first()
@@ -125,6 +125,9 @@ async def answer(pilot: Pilot[Any], key: str) -> None:
         await pilot.press("f2")
     await wait_for(pilot, lambda: question.has_focus, "the question has the focus")
     await pilot.press(key)
+    if key == "r":
+        await wait_for(pilot, lambda: bool(question.query(RejectionReason)), "the reason line")
+        await pilot.press("enter")
 
 
 async def send(pilot: Pilot[Any], text: str) -> None:

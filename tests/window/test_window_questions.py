@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mm_tui.scripted_server import Reply, ToolCall
-from mm_tui.widgets.permission import PermissionQuestion
+from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.prompt import PromptInput
 from tests.window.conftest import agent_of, answer, send, wait_for
 
@@ -105,3 +105,71 @@ async def test_a_write_outside_the_project_is_marked_in_the_question(
         await answer(pilot, "r")
         await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
         assert location == f"→ {project.parent / 'x.txt'}  ⚠ outside the project"
+
+
+def tool_results(server: Any, request: int) -> list[str]:
+    """The tool results the model was sent in its `request`-th call (1-based)."""
+    return [m["content"] for m in server.requests[request - 1]["messages"] if m["role"] == "tool"]
+
+
+async def test_r_takes_a_typed_reason_that_the_model_reads_after_the_rejection(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "rm -rf build"})]), Reply(text="ok")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "clean up")
+        await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "the row asks")
+        await type_text(pilot, "draft")  # the prompt's text: never touched by the answer
+        await pilot.press("f2", "r")
+        question = app.query_one(PermissionQuestion)
+        await wait_for(pilot, lambda: bool(question.query(RejectionReason)), "the reason line")
+        assert app.turns.questions  # r alone rejects nothing yet
+        await type_text(pilot, "use make clean; a s r are letters here")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
+        assert tool_results(model_server, 2) == [
+            "[command rejected by the user]\nThe user says: use make clean; a s r are letters here"
+        ]
+        prompt = app.query_one(PromptInput)
+        assert prompt.text == "draft" and prompt.has_focus
+        row = next(iter(app.transcript.rows.values()))
+        assert row.answer == "rejected"
+
+
+async def test_esc_in_the_reason_goes_back_to_the_keys_without_interrupting(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch made.txt"})]), Reply(text="ok")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "make a file")
+        await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "the row asks")
+        await pilot.press("f2", "r")
+        question = app.query_one(PermissionQuestion)
+        await wait_for(pilot, lambda: bool(question.query(RejectionReason)), "the reason line")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not question.query(RejectionReason), "back to a/s/r")
+        assert app.turns.running and app.turns.questions and question.has_focus
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
+        assert (project / "made.txt").exists()
+
+
+async def test_r_then_enter_with_no_reason_is_the_plain_rejection(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "touch made.txt"})]), Reply(text="ok")
+    )
+    app = live_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "make a file")
+        await answer(pilot, "r")
+        await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
+        assert tool_results(model_server, 2) == ["[command rejected by the user]"]
+        assert not (project / "made.txt").exists()
