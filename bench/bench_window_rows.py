@@ -90,22 +90,26 @@ async def _window_rows(rows: int) -> dict[str, float]:
     from mm_tui.agent.config import Config
     from mm_tui.agent.events import TextDelta, TurnStarted
     from mm_tui.app import MMApp
-    from mm_tui.replay import END_OF_REPLAY, Pace, session_events
+    from mm_tui.replay import END_OF_REPLAY, Pace, Replay
     from mm_tui.widgets.answer_blocks import AnswerBlock
+    from mm_tui.widgets.blocks import SummaryLine
     from mm_tui.widgets.prompt import PromptInput
     from mm_tui.window.replay_source import replay_factory
 
     session = realistic_session(rows)
     started, cpu = time.perf_counter(), time.process_time()
-    events = session_events(session, Pace(speed=0))
     meta = {key: str(session[key]) for key in ("model", "base_url", "cwd")}
-    factory = replay_factory(events, meta, cwd=Path("/bench"))
+    factory = replay_factory(Replay(session, Pace(speed=0)), meta, cwd=Path("/bench"))
     app = frame_timed(MMApp)(Config(model="bench-model"), Path("/bench"), agent_factory=factory,
                              build_in_worker=False, history_path=None, still=True)  # fmt: skip
 
-    def replayed() -> bool:
+    def replayed() -> bool:  # the end said, below the last turn's summary
         children = app.transcript.children
-        return bool(children) and getattr(children[-1], "text", None) == END_OF_REPLAY
+        return (
+            len(children) > 1
+            and getattr(children[-1], "text", None) == END_OF_REPLAY
+            and isinstance(children[-2], SummaryLine)
+        )
 
     app.probe = replayed
     result = dict.fromkeys(FIGURES, NAN) | dict.fromkeys(CPU_FIGURES, NAN)

@@ -180,8 +180,18 @@ class MMApp(WindowKeys):
 
     def _build_now(self, factory: PortFactory) -> None:
         if (port := self._make_port(factory)) is not None:
+            self.call_later(self._show_resumed, port)
             for notice in self.turns.port_ready(port):
                 self.surface.say(notice.level, notice.text)
+
+    async def _show_resumed(self, port: AgentPort) -> None:
+        """The conversation the port opened with (--continue, --resume, a replay at speed 0),
+        shown at once: built from its history, not played (issue 16)."""
+        history = port.resumed_history()
+        if history:
+            from mm_tui.replay import conversation_events
+
+            await self.transcript.show_past(conversation_events(history))
 
     def full_output(self, call_id: str) -> str | None:
         """The core's kept copy of a call's whole output (Ctrl+O on a row)."""
@@ -269,6 +279,7 @@ class MMApp(WindowKeys):
                     await self._turn_ended(ended)
                 turns.start_next()
             case notes.AgentReady(port=port):
+                await self._show_resumed(port)
                 for notice in turns.port_ready(port):
                     await transcript.add_notice(notice.level, notice.text)
                 turns.refresh_top_line()

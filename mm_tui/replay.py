@@ -4,12 +4,18 @@ The window plays them exactly as it shows a live turn, with no model: user messa
 TurnStarted, answers stream as TextDelta pieces, reasoning as ReasoningDelta, tool calls become
 ToolStarted/ToolFinished (status, duration and diff from `tool_meta`), `errors` become notices,
 and every turn ends with its TurnSummary.
+
+The events are made lazily, as they are played (issue 15): a 10,000-message session opens in
+the time it takes to read it, and its 6-character text deltas are cut only when their turn
+comes. At speed 0 ("everything at once") the window takes the session whole instead
+(`Replay.at_once`) and builds its blocks straight from `conversation_events`.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +57,7 @@ class ReplayError(Exception):
 class Pace:
     """How fast a replay goes; `speed=0` plays everything at once (tests)."""
 
-    chunk_chars: int = 6
+    chunk_chars: int = 6  # 0: each message's text in one piece
     chunk_seconds: float = 0.015
     step_seconds: float = 0.35
     longest_tool_seconds: float = 1.2
@@ -66,15 +72,32 @@ def demo_path() -> Path:
     return Path(__file__).parent / "demo" / "demo.json"
 
 
-def load_replay(path: Path, pace: Pace | None = None) -> tuple[list[TimedEvent], dict[str, str]]:
-    """The timed events of a session file, and its model and server for the top line."""
+@dataclass(frozen=True)
+class Replay:
+    """A session to play: iterating it makes its timed events one by one, as they are played."""
+
+    document: dict[str, Any]
+    pace: Pace
+
+    @property
+    def at_once(self) -> bool:
+        """Speed 0: nothing to time, the whole conversation is shown at once."""
+        return self.pace.speed == 0
+
+    def __iter__(self) -> Iterator[TimedEvent]:
+        return session_events(self.document, self.pace)
+
+
+def load_replay(path: Path, pace: Pace | None = None) -> tuple[Replay, dict[str, str]]:
+    """The session file's replay (its events made as played), and its model and server for
+    the top line."""
     if Path(path).suffix == SESSION_LOG_SUFFIX:  # an append-only log: its whole history
         try:
             document = read_session_document(Path(path))
         except SessionError as error:
             raise ReplayError(str(error)) from None
         meta = {key: str(document.get(key) or "") for key in ("model", "base_url", "cwd")}
-        return session_events(document, pace or Pace()), meta
+        return Replay(document, pace or Pace()), meta
     try:
         session = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
@@ -84,7 +107,7 @@ def load_replay(path: Path, pace: Pace | None = None) -> tuple[list[TimedEvent],
     if not isinstance(session, dict) or not isinstance(session.get("messages"), list):
         raise ReplayError(f"{path} is not a session file (no messages list)")
     meta = {key: str(session.get(key) or "") for key in ("model", "base_url", "cwd")}
-    return session_events(session, pace or Pace()), meta
+    return Replay(session, pace or Pace()), meta
 
 
 @dataclass
@@ -127,33 +150,47 @@ def _place_errors(turns: list[_Turn], errors: list[Any]) -> None:
             turns[-1].errors.append(error)
 
 
-def session_events(session: dict[str, Any], pace: Pace) -> list[TimedEvent]:
-    """Every event of the session, in order, each with the pause before it."""
+def session_events(session: dict[str, Any], pace: Pace) -> Iterator[TimedEvent]:
+    """Every event of the session, in order, each with the pause before it; made lazily."""
     turns = _split_turns(session["messages"])
     _place_errors(turns, session.get("errors") or [])
     usage = session.get("usage") or {}
     sizes = [sum(len(str(m.get("content") or "")) for m in turn.messages) for turn in turns]
     total = sum(sizes) or 1
-    events: list[TimedEvent] = []
     for turn, size in zip(turns, sizes, strict=True):
         share = size / total
         tokens = (
             round(int(usage.get("prompt_tokens", 0)) * share),
             round(int(usage.get("completion_tokens", 0)) * share),
         )
-        events += _turn_events(turn, session.get("tool_meta") or {}, tokens, pace)
-    events.append((pace.wait(pace.step_seconds), Notice("info", END_OF_REPLAY)))
-    return events
+        yield from _turn_events(turn, session.get("tool_meta") or {}, tokens, pace)
+    yield pace.wait(pace.step_seconds), Notice("info", END_OF_REPLAY)
 
 
-def _chunks(text: str, size: int) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)]
+#: Whole messages, no pauses: the conversation as a front shows it at once.
+AT_ONCE = Pace(chunk_chars=0, speed=0)
+
+
+def conversation_events(session: dict[str, Any]) -> Iterator[Any]:
+    """The session's events without their timing, each message's text in one piece and no
+    spinner: what a front shows of a finished conversation (--continue, a replay at speed 0)."""
+    for _, event in session_events(session, AT_ONCE):
+        if not isinstance(event, SpinnerChanged):
+            yield event
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    if size <= 0:
+        if text:
+            yield text
+        return
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
 
 
 def _turn_events(
     turn: _Turn, tool_meta: dict[str, Any], tokens: tuple[int, int], pace: Pace
-) -> list[TimedEvent]:
-    events: list[TimedEvent] = []
+) -> Iterator[TimedEvent]:
     step, chunk = pace.wait(pace.step_seconds), pace.wait(pace.chunk_seconds)
     counts: Counter[ToolKind] = Counter()
     duration = 0.0
@@ -163,21 +200,24 @@ def _turn_events(
         role = message.get("role")
         content = str(message.get("content") or "")
         if role == "user":
-            events += [(step, TurnStarted(content)), (0.0, SpinnerChanged(WAITING_FOR_MODEL))]
+            yield step, TurnStarted(content)
+            yield 0.0, SpinnerChanged(WAITING_FOR_MODEL)
         elif role == "assistant":
             reasoning = str(message.get("reasoning_content") or message.get("reasoning") or "")
-            events.append((step, SpinnerChanged(THINKING if reasoning else WRITING)))
-            events += [(chunk, ReasoningDelta(p)) for p in _chunks(reasoning, pace.chunk_chars)]
+            yield step, SpinnerChanged(THINKING if reasoning else WRITING)
+            for piece in _chunks(reasoning, pace.chunk_chars):
+                yield chunk, ReasoningDelta(piece)
             if content:
-                events.append((0.0, SpinnerChanged(WRITING)))
-                events += [(chunk, TextDelta(p)) for p in _chunks(content, pace.chunk_chars)]
+                yield 0.0, SpinnerChanged(WRITING)
+                for piece in _chunks(content, pace.chunk_chars):
+                    yield chunk, TextDelta(piece)
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
                 names[call.get("id", "")] = str(function.get("name") or "tool")
                 arguments[call.get("id", "")] = _parsed(function.get("arguments"))
             if message.get("tool_calls"):
-                events.append((step, SpinnerChanged(COMPOSING_TOOL_CALL)))
-            events.append((0.0, AssistantMessageDone(content, reasoning)))
+                yield step, SpinnerChanged(COMPOSING_TOOL_CALL)
+            yield 0.0, AssistantMessageDone(content, reasoning)
         elif role == "tool":
             call_id = str(message.get("tool_call_id") or "")
             name = names.get(call_id, "tool")
@@ -186,19 +226,20 @@ def _turn_events(
             kind = record.counted_kind(name)
             if kind is not None:
                 counts[kind] += 1
-            events += _tool_events(call_id, name, arguments.get(call_id, {}), record, content, pace)
-            events.append((0.0, SpinnerChanged(WAITING_FOR_MODEL)))
+            yield from _tool_events(
+                call_id, name, arguments.get(call_id, {}), record, content, pace
+            )
+            yield 0.0, SpinnerChanged(WAITING_FOR_MODEL)
     for error in turn.errors:
         where, text = str(error.get("where") or ""), str(error.get("message") or "")
         level = "loop" if where == "generation" and "loop detector" in text else "error"
-        events.append((step, Notice(level, text)))
-    events.append((0.0, SpinnerChanged("")))
+        yield step, Notice(level, text)
+    yield 0.0, SpinnerChanged("")
     summary = TurnSummary.of(counts, duration, prompt_tokens=tokens[0], completion_tokens=tokens[1])
-    events.append((0.0, summary))
+    yield 0.0, summary
     reason = "error" if turn.errors else "answered"
     error_text = str(turn.errors[-1].get("message")) if turn.errors else None
-    events.append((0.0, TurnEnded(reason, error_text)))  # type: ignore[arg-type]
-    return events
+    yield 0.0, TurnEnded(reason, error_text)  # type: ignore[arg-type]
 
 
 def _parsed(arguments: Any) -> dict[str, Any]:
@@ -213,16 +254,12 @@ def _parsed(arguments: Any) -> dict[str, Any]:
 
 def _tool_events(
     call_id: str, name: str, args: dict[str, Any], record: ToolRecord, output: str, pace: Pace
-) -> list[TimedEvent]:
+) -> Iterator[TimedEvent]:
     title, status, seconds, diff = record.title, record.status, record.duration, record.diff
-    badge, raw = record.badge, record.raw
-    events: list[TimedEvent] = [(0.0, ToolStarted(call_id, name, args, title, badge, raw))]
+    yield 0.0, ToolStarted(call_id, name, args, title, record.badge, record.raw)
     if status == ToolStatus.REJECTED:
-        events.append(
-            (pace.wait(pace.step_seconds), PermissionResolved(call_id, PermissionAnswer.REJECT))
-        )
+        yield pace.wait(pace.step_seconds), PermissionResolved(call_id, PermissionAnswer.REJECT)
     else:
-        events.append((0.0, SpinnerChanged(running_state(name))))
+        yield 0.0, SpinnerChanged(running_state(name))
     shown = pace.wait(min(seconds, pace.longest_tool_seconds))
-    events.append((shown, ToolFinished(call_id, name, title, status, seconds, output, diff)))
-    return events
+    yield shown, ToolFinished(call_id, name, title, status, seconds, output, diff)

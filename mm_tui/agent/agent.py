@@ -98,6 +98,8 @@ class Agent:
             lambda call_id: output_file(self.session_path, call_id),
             config.max_tool_calls,
         )
+        if self.conversation.resumed:  # the top line shows the resumed context at once
+            self.budget.used = self._estimated_context()
         if config.system_prompt_file and not config.system_prompt:
             path = Path(config.system_prompt_file).expanduser()
             if not (path if path.is_absolute() else self.cwd / path).is_file():
@@ -126,6 +128,19 @@ class Agent:
     @property
     def session_path(self) -> Path:
         return self.conversation.path
+
+    def resumed_history(self) -> dict[str, Any] | None:
+        """The resumed session whole (its history: compacted messages included), for the
+        window to show; None for a new session."""
+        if not self.conversation.resumed:
+            return None
+        document = self.session.to_json()
+        document["messages"] = list(document["messages"])  # a turn may append meanwhile
+        return document
+
+    def _estimated_context(self) -> int:
+        """The context the next request would carry, estimated (no call made yet)."""
+        return estimate_tokens(self.model_call.request(self.model))
 
     def full_output(self, call_id: str) -> str | None:
         """A call's whole output as it ran (the model got it cut), or None if none was kept."""
@@ -223,7 +238,7 @@ class Agent:
 
     def _after_switch(self) -> None:
         self.detector.reset()
-        self.budget.reset()
+        self.budget.used = self._estimated_context()
 
     def cancel(self) -> None:
         """Interrupt the running turn (thread-safe): close the stream, end a running tool."""

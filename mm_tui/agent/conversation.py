@@ -38,6 +38,7 @@ class Conversation:
         self._log: SessionLog | None = None
         self._closed = False  # mm-tui is ending: nothing more is written
         self._lock = threading.Lock()  # the worker writes, the UI thread may close
+        self.resumed = False  # the session was opened from its file (--continue, --resume)
 
     # -- opening ------------------------------------------------------------------------
 
@@ -71,6 +72,7 @@ class Conversation:
             Notice("info", f"resumed session {session.id} ({len(session.messages)} messages)")
         )
         self.session, self._log = session, opened.log
+        self.resumed = True
         return notices
 
     def switch(self, target: str, *, fork: bool = False) -> list[Notice]:
@@ -86,6 +88,7 @@ class Conversation:
             return [Notice("error", f"{exc} — staying in this session")]
         self._release()
         self.session, self._log = opened.session, opened.log
+        self.resumed = True
         notices += [Notice("warning", text) for text in opened.notices]
         if opened.unfinished:
             notices.append(Notice("warning", "the session stopped in the middle of a tool call"))
@@ -113,6 +116,7 @@ class Conversation:
         """`/new`: a fresh session (the old file stays as it is, its lock released)."""
         self._release()
         self.session = self._fresh()
+        self.resumed = False
 
     def close(self) -> None:
         """mm-tui ends: sync and release the file. A turn still running in a worker (the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from mm_tui.agent.events import Notice, TurnEnded
 
@@ -84,4 +84,10 @@ class AgentPort(Protocol):
 
     def full_output(self, call_id: str) -> str | None:
         """A call's whole output as it ran (the model got it cut at maxOutput), or None."""
+        ...
+
+    def resumed_history(self) -> dict[str, Any] | None:
+        """The conversation this port opened with (`Session.to_json`'s shape: every message of
+        its history, those a compaction summarised included), for the front to show at once;
+        None when there is none (a new session, a replay played at its pace)."""
         ...

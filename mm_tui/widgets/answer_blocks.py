@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from functools import partial
+from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 from textual.content import Content
@@ -18,7 +18,6 @@ from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.support.terminal_text import literal
 from mm_tui.widgets.aligned_table import AlignedTable
-from mm_tui.widgets.archive import Archived
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
 from mm_tui.widgets.long_blocks import answer_parser, long_block
 
@@ -102,9 +101,8 @@ class AnswerBlock(Markdown):
     def to_markdown(self) -> str:
         return "".join(self.parts).strip()
 
-    def archived(self) -> Archived:
-        text = "".join(self.parts)
-        return Archived(text.strip(), partial(AnswerBlock, text))
+    def archived(self) -> AnswerRecord:
+        return AnswerRecord("".join(self.parts))
 
 
 class ReasoningBlock(Collapsible):
@@ -124,8 +122,36 @@ class ReasoningBlock(Collapsible):
         self._body.update(Content(self.text))
 
     def to_markdown(self) -> str:
+        return ReasoningRecord(self.text).markdown()
+
+    def archived(self) -> ReasoningRecord:
+        return ReasoningRecord(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRecord:
+    """An answer out of the layout (`archive.Archived`): its text, already literal."""
+
+    text: str
+    call_id: str | None = field(default=None, init=False, repr=False)  # not a row
+
+    def markdown(self) -> str:
+        return self.text.strip()
+
+    def revive(self) -> AnswerBlock:
+        return AnswerBlock(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningRecord:
+    """Reasoning out of the layout (`archive.Archived`)."""
+
+    text: str
+    call_id: str | None = field(default=None, init=False, repr=False)  # not a row
+
+    def markdown(self) -> str:
         quoted = "\n".join(f"> {line}" for line in self.text.strip().splitlines())
         return f"> *{REASONING_TITLE}*\n>\n{quoted}"
 
-    def archived(self) -> Archived:
-        return Archived(self.to_markdown(), partial(ReasoningBlock, self.text))
+    def revive(self) -> ReasoningBlock:
+        return ReasoningBlock(self.text)

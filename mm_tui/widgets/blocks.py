@@ -1,19 +1,19 @@
 """The transcript's small blocks: the person's messages, notices, turn summaries.
 
-Each knows its Markdown for `/export`. Text from the model or the person is never parsed as
-markup (STYLE: `Content`, `markup=False`).
+Each knows its Markdown for `/export`, and its record (`archive.Archived`) for when it leaves
+the layout or was never mounted. Text from the model or the person is never parsed as markup
+(STYLE: `Content`, `markup=False`).
 """
 
 from __future__ import annotations
 
-from functools import partial
+from dataclasses import dataclass, field
 
 from textual.content import Content
 from textual.widgets import Static
 
 from mm_tui.agent.events import NoticeLevel, TurnSummary
 from mm_tui.support.terminal_text import literal
-from mm_tui.widgets.archive import Archived
 
 USER_MARK = "›"
 # Glyph and theme colour of each notice level: four looks that never get confused.
@@ -36,11 +36,10 @@ class UserMessage(Static):
         self.text = text
 
     def to_markdown(self) -> str:
-        quoted = "\n".join(f"> {line}" for line in self.text.splitlines() or [""])
-        return f"{quoted}"
+        return UserRecord(self.text).markdown()
 
-    def archived(self) -> Archived:
-        return Archived(self.to_markdown(), partial(UserMessage, self.text))
+    def archived(self) -> UserRecord:
+        return UserRecord(self.text)
 
 
 class NoticeLine(Static):
@@ -56,11 +55,10 @@ class NoticeLine(Static):
         self.text = text
 
     def to_markdown(self) -> str:
-        glyph = NOTICE_LOOK.get(self.level, NOTICE_LOOK["info"])[0]
-        return f"{glyph} *{self.level}*: {literal(self.text)}"
+        return NoticeRecord(self.level, self.text).markdown()
 
-    def archived(self) -> Archived:
-        return Archived(self.to_markdown(), partial(NoticeLine, self.level, self.text))
+    def archived(self) -> NoticeRecord:
+        return NoticeRecord(self.level, self.text)
 
 
 class SummaryLine(Static):
@@ -71,7 +69,48 @@ class SummaryLine(Static):
         self.summary = summary
 
     def to_markdown(self) -> str:
+        return SummaryRecord(self.summary).markdown()
+
+    def archived(self) -> SummaryRecord:
+        return SummaryRecord(self.summary)
+
+
+# -- the same blocks as records (out of the layout) --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UserRecord:
+    text: str
+    call_id: str | None = field(default=None, init=False, repr=False)  # not a row
+
+    def markdown(self) -> str:
+        return "\n".join(f"> {line}" for line in self.text.splitlines() or [""])
+
+    def revive(self) -> UserMessage:
+        return UserMessage(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeRecord:
+    level: NoticeLevel
+    text: str
+    call_id: str | None = field(default=None, init=False, repr=False)  # not a row
+
+    def markdown(self) -> str:
+        glyph = NOTICE_LOOK.get(self.level, NOTICE_LOOK["info"])[0]
+        return f"{glyph} *{self.level}*: {literal(self.text)}"
+
+    def revive(self) -> NoticeLine:
+        return NoticeLine(self.level, self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRecord:
+    summary: TurnSummary
+    call_id: str | None = field(default=None, init=False, repr=False)  # not a row
+
+    def markdown(self) -> str:
         return f"*{self.summary.line()}*"
 
-    def archived(self) -> Archived:
-        return Archived(self.to_markdown(), partial(SummaryLine, self.summary))
+    def revive(self) -> SummaryLine:
+        return SummaryLine(self.summary)

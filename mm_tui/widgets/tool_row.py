@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from textual import events
@@ -28,7 +27,6 @@ from mm_tui.agent.events import (
     ToolStatus,
 )
 from mm_tui.support.terminal_text import first_line, literal
-from mm_tui.widgets.archive import Archived
 from mm_tui.widgets.output_log import DiffLog, OutputLog, output_view
 from mm_tui.widgets.permission import PermissionQuestion, answer_text
 from mm_tui.widgets.status_line import spinner_glyph
@@ -283,16 +281,39 @@ class ToolRow(Widget, can_focus=True):
             return [Static(Content.styled("(no output)", "dim italic"), classes="empty")]
         return [output_view(self.output, height=self.preview_lines)]
 
-    def archived(self) -> Archived:
+    def archived(self) -> RowRecord:
         """The row as data, to leave the layout (a finished row only) and come back the same."""
-        state = _RowState(
-            ToolStarted(self.call_id, self.tool_name, {}, self.title, self.badge, self.raw),
-            self.preview_lines, self.clock, self.status, self.duration, self.output, self.diff,
-            self.answer, self.expanded, self.show_raw,
+        return RowRecord(
+            self.call_id, self.tool_name, self.title, self.badge, self.raw, self.preview_lines,
+            self.clock, self.status, self.duration, self.output, self.diff, self.answer,
+            self.expanded, self.show_raw,
         )  # fmt: skip
-        return Archived(self.to_markdown(), partial(_revive, state), self.call_id)
 
     def to_markdown(self) -> str:
+        """The row for `/export`: its line, then its output (or diff) in a fence."""
+        return self.archived().markdown()
+
+
+@dataclass(slots=True)
+class RowRecord:
+    """A finished row without its widget (`archive.Archived`): what it shows, by reference."""
+
+    call_id: str
+    name: str
+    title: str
+    badge: str
+    raw: str
+    preview_lines: int
+    clock: Callable[[], float]
+    status: ToolStatus = ToolStatus.RUNNING
+    duration: float | None = None
+    output: str = ""
+    diff: str | None = None
+    answer: str = ""
+    expanded: bool = False
+    show_raw: bool = False
+
+    def markdown(self) -> str:
         """The row for `/export`: its line, then its output (or diff) in a fence."""
         glyph = STATUS_GLYPHS[self.status]
         line = f"**{BULLET} {literal(self.title)}** — {glyph} {self.status.value}"
@@ -309,28 +330,12 @@ class ToolRow(Widget, can_focus=True):
         fence = "````" if "```" in body else "```"
         return f"{line}\n\n{fence}{language}\n{literal(body).rstrip()}\n{fence}"
 
-
-@dataclass(frozen=True, slots=True)
-class _RowState:
-    """What a finished row shows, without its widget."""
-
-    started: ToolStarted
-    preview_lines: int
-    clock: Callable[[], float]
-    status: ToolStatus
-    duration: float | None
-    output: str
-    diff: str | None
-    answer: str
-    expanded: bool
-    show_raw: bool
-
-
-def _revive(state: _RowState) -> ToolRow:
-    row = ToolRow(state.started, preview_lines=state.preview_lines, clock=state.clock)
-    row.status, row.duration, row.output = state.status, state.duration, state.output
-    row.diff, row.answer = state.diff, state.answer
-    row.set_reactive(ToolRow.show_raw, state.show_raw)
-    row.set_reactive(ToolRow.expanded, state.expanded)
-    row.set_class(state.expanded, "-expanded")
-    return row
+    def revive(self) -> ToolRow:
+        started = ToolStarted(self.call_id, self.name, {}, self.title, self.badge, self.raw)
+        row = ToolRow(started, preview_lines=self.preview_lines, clock=self.clock)
+        row.status, row.duration, row.output = self.status, self.duration, self.output
+        row.diff, row.answer = self.diff, self.answer
+        row.set_reactive(ToolRow.show_raw, self.show_raw)
+        row.set_reactive(ToolRow.expanded, self.expanded)
+        row.set_class(self.expanded, "-expanded")
+        return row

@@ -10,13 +10,15 @@ child on each change, so:
 - while the person follows the bottom, only the newest `LIVE_MOST` blocks stay mounted; older
   finished ones are archived as plain data (`archive.Archived`), like Toad's pruning;
 - scrolling back to the top brings `REVIVE_BATCH` archived blocks back above, the view kept
-  where it was.
+  where it was;
+- a finished conversation (`--continue`, `--resume`, a replay at speed 0) arrives as records
+  built from its events (`show_past`): only its newest `OPEN_MOUNTED` blocks become widgets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -51,6 +53,8 @@ LIVE_MOST = 160
 LIVE_LEAST = 80
 #: Blocks brought back at a time when the person scrolls to the top.
 REVIVE_BATCH = 60
+#: Blocks of a resumed conversation mounted at once: more than a tall screen shows.
+OPEN_MOUNTED = 40
 
 
 class Transcript(VerticalScroll):
@@ -192,16 +196,36 @@ class Transcript(VerticalScroll):
         try:
             records = self._archive[-REVIVE_BATCH:]
             del self._archive[-REVIVE_BATCH:]
-            blocks = [record.revive() for record in records]
-            for record, block in zip(records, blocks, strict=True):
-                if record.call_id is not None and isinstance(block, ToolRow):
-                    self.rows.setdefault(record.call_id, block)
             first = self.children[0] if self.children else None
-            await self.mount_all(blocks, before=first)
+            await self.mount_all(self._revived(records), before=first)
             if first is not None:
                 self.call_after_refresh(self._keep_view, first)
         finally:
             self._reviving = False
+
+    def _revived(self, records: list[Archived]) -> list[Widget]:
+        """Widgets for `records`; their rows are found by call id again."""
+        blocks = [record.revive() for record in records]
+        for record, block in zip(records, blocks, strict=True):
+            if record.call_id is not None and isinstance(block, ToolRow):
+                self.rows.setdefault(record.call_id, block)
+        return blocks
+
+    async def show_past(self, events: Iterable[Any]) -> None:
+        """A finished conversation, above whatever the transcript shows: built as records
+        (no widget per block), its newest `OPEN_MOUNTED` blocks mounted (issue 16)."""
+        from mm_tui.widgets.past_blocks import past_records  # imports the answer's Markdown
+
+        records = past_records(events, preview_lines=self.preview_lines, clock=self.clock)
+        if self._archive:  # blocks already left the layout: the past goes before them
+            self._archive[:0] = records
+            return
+        split = max(0, len(records) - OPEN_MOUNTED)
+        self._archive[:0] = records[:split]
+        first = self.children[0] if self.children else None
+        await self.mount_all(self._revived(records[split:]), before=first)
+        if self._following():
+            self.scroll_end(animate=False, immediate=True)
 
     def _keep_view(self, first: Widget) -> None:
         self.scroll_to(y=self.scroll_y + first.virtual_region.y, animate=False, immediate=True)
@@ -299,6 +323,6 @@ class Transcript(VerticalScroll):
     def to_markdown(self) -> str:
         """The whole transcript as Markdown, for `/export`: archived blocks first."""
         live = [*self.children, *self._pending]
-        parts = [record.markdown for record in self._archive]
+        parts = [record.markdown() for record in self._archive]
         parts += [child.to_markdown() for child in live if isinstance(child, _Exportable)]
         return "\n\n".join(part for part in parts if part) + "\n"

@@ -3,7 +3,9 @@
 `ReplaySource` implements `AgentPort`: it plays the timed events of `mm_tui.replay` to the sink
 on its own thread, as a core would send them, and refuses at once what needs a model (messages,
 `/compact`, `/model`) or a permission gate (`/new`, `/yolo`, `/permissions`) in today's words.
-Esc (`cancel`) stops the replay.
+Esc (`cancel`) stops the replay. At speed 0 there is nothing to play in time: the session is
+handed to the window whole (`resumed_history`), which shows it at once, and only the end of the
+replay is said.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from mm_tui.agent.events import EventSink, Notice, SpinnerChanged, TurnEnded
 from mm_tui.agent.model_client import ModelFault
 from mm_tui.agent.port import AgentPort, PermissionMode, PermissionState, TopLineView
-from mm_tui.replay import TimedEvent
+from mm_tui.replay import END_OF_REPLAY, Replay, TimedEvent
 
 REPLAY_STOPPED = "replay stopped"
 NO_MODEL_IN_REPLAY = "a replay has no model to answer"
@@ -29,15 +32,17 @@ class ReplaySource:
 
     def __init__(
         self,
-        events: list[TimedEvent],
+        events: Iterable[TimedEvent],
         meta: dict[str, str],
         sink: EventSink,
         *,
         cwd: Path,
         context_window: int = 0,
     ) -> None:
-        """`cwd`, `context_window`: shown when the session file does not say."""
+        """`events`: a `Replay` (made lazily as played), or any timed events.
+        `cwd`, `context_window`: shown when the session file does not say."""
         self.events = events
+        self.whole = events.document if isinstance(events, Replay) and events.at_once else None
         self.meta = meta
         self.sink = sink
         self.cwd = Path(meta.get("cwd") or cwd)
@@ -51,6 +56,9 @@ class ReplaySource:
         return self
 
     def _play(self) -> None:
+        if self.whole is not None:  # the window shows it at once: only its end is said
+            self.sink(Notice("info", END_OF_REPLAY))
+            return
         for delay, event in self.events:
             if self._stop.wait(delay) if delay > 0 else self._stop.is_set():
                 self.sink(Notice("info", REPLAY_STOPPED))
@@ -114,6 +122,10 @@ class ReplaySource:
         """A replay keeps only what the model got: the row's output is the whole of it."""
         return None
 
+    def resumed_history(self) -> dict[str, Any] | None:
+        """At speed 0, the whole session (the window shows it at once); else None."""
+        return self.whole
+
     def top_line(self) -> TopLineView:
         return TopLineView(
             model=self.meta.get("model", ""),
@@ -126,7 +138,7 @@ class ReplaySource:
 
 
 def replay_factory(
-    events: list[TimedEvent], meta: dict[str, str], *, cwd: Path, context_window: int = 0
+    events: Iterable[TimedEvent], meta: dict[str, str], *, cwd: Path, context_window: int = 0
 ) -> Callable[[EventSink], AgentPort]:
     """The window's port factory for a replay: builds the source and starts it playing."""
 

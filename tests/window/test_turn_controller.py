@@ -341,6 +341,22 @@ def test_a_replay_refuses_messages_and_model_commands_in_one_line(
     assert source.run_turn("x") == TurnEnded("error", NO_MODEL_IN_REPLAY)
 
 
+def test_a_replay_at_speed_0_hands_the_session_whole_and_says_only_its_end(
+    tmp_path: Path,
+) -> None:
+    events, meta = load_replay(demo_path(), Pace(speed=0))
+    harness = Harness(Config(), tmp_path)
+    source = ReplaySource(events, meta, harness.events.put, cwd=tmp_path).start()
+    harness.turns.port_ready(source)
+    harness.pump(lambda e: isinstance(e, Notice) and e.text == END_OF_REPLAY)
+    history = source.resumed_history()
+    assert history is not None
+    said = [m["content"] for m in history["messages"] if m["role"] == "user"]
+    assert len(said) == 3 and said[0].startswith("Why does greet")
+    assert not any(isinstance(e, TurnStarted) for e in harness.seen)
+    source.close()
+
+
 def test_a_replay_shows_its_own_model_and_exports_with_it(
     replay: tuple[Harness, ReplaySource], tmp_path: Path
 ) -> None:
@@ -357,10 +373,11 @@ def test_a_replay_shows_its_own_model_and_exports_with_it(
 def test_a_replay_plays_to_its_end_and_esc_stops_it(tmp_path: Path) -> None:
     events, meta = load_replay(demo_path(), Pace(speed=0))
     harness = Harness(Config(), tmp_path)
-    source = ReplaySource(events, meta, harness.events.put, cwd=tmp_path).start()
+    source = ReplaySource(list(events), meta, harness.events.put, cwd=tmp_path).start()
     harness.turns.port_ready(source)
     harness.pump(lambda e: isinstance(e, Notice) and e.text == END_OF_REPLAY)
     assert sum(isinstance(e, TurnStarted) for e in harness.seen) == 3
+    assert source.resumed_history() is None  # timed events are played, not handed over
     source.close()
 
     slow = Harness(Config(), tmp_path)
