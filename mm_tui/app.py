@@ -22,6 +22,7 @@ from textual.widgets import Footer
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Notice,
+    NoticeLevel,
     PermissionRequest,
     PermissionResolved,
     ReasoningDelta,
@@ -36,7 +37,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.agent.port import AgentPort
-from mm_tui.app_keys import WindowKeys
+from mm_tui.app_preferences import WindowPreferences
 from mm_tui.surface import ScreenSurface
 from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
 from mm_tui.widgets.output_viewer import OutputViewer
@@ -51,6 +52,7 @@ from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window import event_bridge as notes
 from mm_tui.window.commands import SlashCommands
+from mm_tui.window.notifications import QUESTION_WAITS, TURN_DONE, TURN_FAILED
 from mm_tui.window.ports import PortFactory, config_view
 from mm_tui.window.turns import TurnController
 
@@ -63,7 +65,7 @@ AGENT_FAILED = "the agent could not start: {error}"
 TICK_SECONDS = 0.1
 
 
-class MMApp(WindowKeys):
+class MMApp(WindowPreferences):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
     It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
@@ -72,7 +74,6 @@ class MMApp(WindowKeys):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
-    ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", priority=True, id="app.interrupt"),
         Binding("f2", "focus_question", "Answer", id="app.focus_question"),
@@ -98,8 +99,7 @@ class MMApp(WindowKeys):
         `build_in_worker` is False (a replay: its top line is right from the first frame).
         `still`: no cursor blink, no animation, no spinner motion (snapshot tests).
         `first_run`: the server check whose findings open the empty transcript."""
-        super().__init__()
-        self.config = config
+        super().__init__(config)
         self.cwd = cwd
         self.agent_factory = agent_factory
         self.build_in_worker = build_in_worker
@@ -111,7 +111,7 @@ class MMApp(WindowKeys):
             history_path if history_path is not None else default_history_path()
         )
         self.frame = 0
-        self.surface = ScreenSurface(self)
+        self.surface = ScreenSurface(self, self.remapped_keys)
         self.turns = TurnController(self.surface, self.bridge, config_view(config, cwd), clock)
         self.commands = SlashCommands(self.turns, self.surface, cwd)
         if still:
@@ -140,6 +140,7 @@ class MMApp(WindowKeys):
         prompt = self.query_one(PromptInput)
         prompt.cursor_blink = not self.still
         prompt.focus()
+        self.apply_preferences()
         self.query_one(SlashMenu).display = False
         if self.first_run is not None:
             self.transcript.mount(FirstRunPanel(self.first_run, url=self.config.base_url))
@@ -257,6 +258,7 @@ class MMApp(WindowKeys):
             case PermissionRequest():
                 turns.question_opened(event)
                 await transcript.ask(event)
+                self.notify_if_away(QUESTION_WAITS.format(what=event.title))
                 self.refresh_bindings()
             case PermissionResolved(call_id=call_id, answer=answer, automatic=automatic):
                 if (row := transcript.rows.get(call_id)) is not None:
@@ -296,6 +298,14 @@ class MMApp(WindowKeys):
         error = self.turns.turn_ended(ended)
         if error is not None:
             await self.transcript.add_notice("error", error)
+        if ended.reason != "interrupted":  # the person who interrupted is here
+            self.notify_if_away(TURN_FAILED.format(reason=error) if error else TURN_DONE)
+
+    def say_preference(self, level: NoticeLevel, text: str) -> None:
+        self.surface.say(level, text)
+
+    def run_command_line(self, text: str) -> None:
+        self.commands.handle(text)
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -307,6 +317,8 @@ class MMApp(WindowKeys):
             return self.turns.running and on_main_screen and not self._typing_a_reason()
         if action == "edit_queued":
             return bool(self.turns.queue) and on_main_screen
+        if action == "command_palette":  # its commands act on the conversation
+            return on_main_screen
         return super().check_action(action, parameters)
 
     def _typing_a_reason(self) -> bool:

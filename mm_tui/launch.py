@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mm_tui.app import MMApp
+from mm_tui.faces.exit_codes import EXIT_CONFIG_ERROR
+from mm_tui.keymap import keymap_problems
 from mm_tui.window.ports import live_factory, replay_port_factory
 
 if TYPE_CHECKING:
@@ -23,6 +25,10 @@ def run_app(
     demo: bool = False,
 ) -> int:
     """Open the window and return the exit status (the CLI's entry point)."""
+    if problems := keymap_errors(config):
+        for line in problems:
+            print(f"mm-tui: {line}", file=sys.stderr)
+        return EXIT_CONFIG_ERROR
     if demo or replay is not None:
         from mm_tui.replay import ReplayError
 
@@ -30,7 +36,7 @@ def run_app(
             factory = replay_port_factory(config, cwd, None if demo else replay)
         except ReplayError as error:
             print(f"mm-tui: {error}", file=sys.stderr)
-            return 2
+            return EXIT_CONFIG_ERROR
         app = MMApp(config, cwd, agent_factory=factory, build_in_worker=False)
     else:
         from mm_tui.agent.server_check import first_run_findings
@@ -44,3 +50,11 @@ def run_app(
     finally:
         app.turns.close()
     return status if isinstance(status, int) else app.return_code or 0
+
+
+def keymap_errors(config: Config) -> list[str]:
+    """One line per unusable `keymap` entry, named as any config error is (SPEC §2)."""
+    return [
+        f"config error in {config.source} line {bad.line}: key 'keymap.{bad.binding_id}': {bad.keys}"
+        for bad in keymap_problems(config.keymap, MMApp.binding_owners())
+    ]

@@ -7,7 +7,7 @@ and so that the non-visual parts (`mm_tui.window`) see only this narrow face of 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 
 from textual.app import App
 
@@ -25,8 +25,12 @@ from mm_tui.widgets.transcript import Transcript
 class ScreenSurface:
     """Draws for the controller and the commands; every call is made on the UI thread."""
 
-    def __init__(self, app: App[int]) -> None:
+    def __init__(
+        self, app: App[int], help_keys: Callable[[], Mapping[str, str]] | None = None
+    ) -> None:
+        """`help_keys`: the keys the `keymap` changed, for the help page."""
         self.app = app
+        self.help_keys = help_keys
 
     @property
     def transcript(self) -> Transcript:
@@ -75,7 +79,7 @@ class ScreenSurface:
 
     def open_help(self) -> None:
         if not isinstance(self.app.screen, HelpScreen):
-            self.app.push_screen(HelpScreen())
+            self.app.push_screen(HelpScreen(self.help_keys() if self.help_keys else None))
 
     def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
         screen = GrantsScreen(set(state.grants), permissions=state.mode, yolo=state.yolo)

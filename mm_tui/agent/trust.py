@@ -3,11 +3,12 @@
 A project's `./.mm.yaml` or `./mm.yaml` comes with the code, written by whoever wrote the
 repository. Until the person trusts that directory, the keys that decide what runs without
 asking, where the conversation goes or what the model is told (`permissions`, `yolo`,
-`baseURL`, `apiKey`, `lsp` servers' commands, the system prompt, the skills folder) are not
-obeyed: they keep the user's own config's values (or the defaults), and a start notice says
-so. Limits (`maxProcesses`, the per-command process limit) may be lowered, never lifted.
-`mm-tui trust` trusts the directory's config as it is now: trust is remembered per directory
-and content hash under the XDG data dir, so a changed file must be trusted again.
+`baseURL`, `apiKey`, `lsp` servers' commands, the system prompt, the skills folder, and the
+`keymap`, which decides what the question's keys answer) are not obeyed: they keep the user's
+own config's values (or the defaults), and a start notice says so. Limits (`maxProcesses`,
+the per-command process limit) may be lowered, never lifted. `mm-tui trust` trusts the
+directory's config as it is now: trust is remembered per directory and content hash under
+the XDG data dir, so a changed file must be trusted again.
 The user's own config, `--config` and flags always apply.
 """
 
@@ -38,6 +39,8 @@ GUARDED: dict[str, tuple[str, ...]] = {
     "systemPrompt": ("system_prompt",),
     "systemPromptFile": ("system_prompt_file",),
     "skillsDir": ("skills_dir",),
+    # Keys decide what a/s/r answer: a project could swap "reject" and "allow for the session".
+    "keymap": ("keymap",),
 }
 #: Limits an untrusted project may lower but never lift (a clone must not lift the
 #: fork-bomb limit): YAML key -> the Config field.

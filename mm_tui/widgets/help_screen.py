@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -64,6 +66,11 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "take the newest queued message back into the prompt to edit it",
         ("app.edit_queued",),
     ),
+    (
+        "Ctrl+P",
+        "command palette: every command, yolo, model, resume, export, theme",
+        ("app.command_palette",),
+    ),
     ("Ctrl+C", "copy the selection, else interrupt the turn", ()),
     ("F1", "this help", ("app.help",)),
     ("Ctrl+Q", "quit (stops language servers and running commands)", ("app.quit",)),
@@ -91,13 +98,31 @@ def _table(title: str, rows: list[tuple[str, str]]) -> Table:
     return table
 
 
+def shown_rows(remapped: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The key rows, a row whose binding the `keymap` changed showing the keys in effect."""
+    return [
+        (
+            ", ".join(remapped[i] for i in ids)
+            if ids and all(i in remapped for i in ids)
+            else keys,
+            does,
+        )
+        for keys, does, ids in KEY_HELP
+    ]
+
+
 class HelpScreen(ModalScreen[None]):
     """Keys and commands; Esc, q or F1 closes it."""
 
     BINDINGS = [Binding("escape,q,f1", "close", "Close", id="help.close")]
 
+    def __init__(self, remapped: Mapping[str, str] | None = None) -> None:
+        """`remapped`: binding id -> keys in effect, for the rows the keymap changed."""
+        super().__init__()
+        self.remapped = dict(remapped or {})
+
     def compose(self) -> ComposeResult:
-        keys = _table("Keys", list(KEYS))
+        keys = _table("Keys", shown_rows(self.remapped))
         commands = _table(
             "Commands", [(command.usage, command.description) for command in COMMANDS]
         )

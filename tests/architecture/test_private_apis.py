@@ -83,3 +83,24 @@ async def test_a_table_cell_is_aligned_through_textuals_private_table_members() 
             "right",
             "center",
         ]
+
+
+class _WriterApp(App[None]):
+    pass
+
+
+async def test_the_app_writes_to_its_terminal_through_the_private_driver_as_bell_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`app_preferences._write_to_terminal` (notifications) writes escapes through
+    `App._driver.write`, the way Textual's own `App.bell` and clipboard do; no public door."""
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    written: list[str] = []
+    monkeypatch.setattr(HeadlessDriver, "write", lambda self, data: written.append(data))
+    app = _WriterApp()
+    async with app.run_test():
+        driver = app._driver  # pyright: ignore[reportPrivateUsage]
+        assert isinstance(driver, HeadlessDriver)
+        driver.write("\x07")
+    assert "\x07" in written

@@ -61,8 +61,9 @@ def anyio_backend() -> str:
 
 @pytest.fixture(autouse=True)
 def _private_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Sessions and prompt history of a test stay in its own temporary folder."""
+    """Sessions, prompt history and a saved theme of a test stay in its own temporary folder."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 

@@ -9,6 +9,7 @@ from textual.binding import Binding
 
 from mm_tui.app import MMApp
 from mm_tui.app_keys import WindowKeys
+from mm_tui.app_preferences import WindowPreferences
 from mm_tui.widgets.help_screen import KEY_HELP, keys_markdown
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.prompt import PromptInput
@@ -25,7 +26,15 @@ def test_every_binding_of_the_window_is_on_the_help_page() -> None:
     documented = {binding_id for _, _, ids in KEY_HELP for binding_id in ids}
     bindings = [
         binding
-        for owner in (MMApp, WindowKeys, PromptInput, ToolRow, PermissionQuestion, RejectionReason)
+        for owner in (
+            MMApp,
+            WindowPreferences,
+            WindowKeys,
+            PromptInput,
+            ToolRow,
+            PermissionQuestion,
+            RejectionReason,
+        )
         for binding in owner.BINDINGS
         if isinstance(binding, Binding)
     ]

@@ -51,6 +51,7 @@ def load_config(
         config = parse_config_text(text, path)
         if explicit is None:
             config = _obeyed_if_trusted(config, path, text, cwd, env)
+        config = _with_user_preferences(config, path, env)
     from_env: dict[str, Any] = {}
     if env.get("OPENAI_BASE_URL"):
         from_env["base_url"] = env["OPENAI_BASE_URL"]
@@ -87,6 +88,28 @@ def _obeyed_if_trusted(
 def _lifts(config: Config, fallback: Config, name: str) -> bool:
     """Whether the project's limit is above the one that applies without it."""
     return getattr(config, name) > getattr(fallback, name)
+
+
+#: Window preferences (YAML key -> Config field) that follow the person from project to
+#: project: a file that does not set one takes it from the user's own config.
+PREFERENCES: dict[str, str] = {
+    "theme": "theme",
+    "keymap": "keymap",
+    "notifications": "notifications",
+}
+
+
+def _with_user_preferences(config: Config, path: Path, env: Mapping[str, str]) -> Config:
+    """The theme chosen in the window is saved in the user's config (issue 14); a project's
+    `.mm.yaml` (or `--config`) wins over that file but should not make the choice disappear.
+    """
+    missing = [key for key in PREFERENCES if key not in config.file_keys]
+    user = config_dir(env) / "config.yaml"
+    if not missing or not user.is_file() or user.resolve() == path.resolve():
+        return config
+    preferences = parse_config_file(user)
+    kept = {PREFERENCES[key]: getattr(preferences, PREFERENCES[key]) for key in missing}
+    return replace(config, **kept)
 
 
 def parse_config_file(path: Path) -> Config:

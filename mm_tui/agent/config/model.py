@@ -15,6 +15,25 @@ from mm_tui.lsp.spec import LspServerSpec
 DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
 
+@dataclass(frozen=True)
+class KeyChoice:
+    """One `keymap` entry: a binding id, the keys given to it (`ctrl+k` or `f5,ctrl+h`), and
+    its line in the file, so the window can name the line when the id or a key is wrong."""
+
+    binding_id: str
+    keys: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Notifications:
+    """`notifications`: what the window does when a turn ends or a question waits while the
+    terminal is unfocused: ring the bell, and send a desktop-notification escape."""
+
+    bell: bool = True
+    desktop: Literal["off", "osc9", "osc777", "both"] = "osc9"
+
+
 class ConfigError(Exception):
     """A configuration problem, already phrased as the lines the person reads.
 
@@ -64,6 +83,12 @@ class Config:
     #: Environment variables removed for bash and language servers, beyond the built-in
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = ()
+    #: Window preferences (issue 14): the Textual theme (None: Textual's default), keys
+    #: remapped by binding id, and notifications. Set from the user's config too when the
+    #: winning file leaves them out (`loading._with_user_preferences`).
+    theme: str | None = None
+    keymap: tuple[KeyChoice, ...] = ()
+    notifications: Notifications = Notifications()
     source: Path | None = field(default=None, compare=False)
     #: The YAML keys the file set (for the trust rules of `agent/trust.py`).
     file_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)

@@ -40,6 +40,13 @@ class PermissionRules(Struct, forbid_unknown_fields=True, frozen=True):
     deny: list[str] = []
 
 
+class NotificationsSection(Struct, forbid_unknown_fields=True, frozen=True):
+    """`notifications: {bell: true, desktop: osc9}` (or `notifications: false`)."""
+
+    bell: bool = True
+    desktop: Literal["off", "osc9", "osc777", "both"] = "osc9"
+
+
 class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     """The top level of a config file; field names are `Config`'s, YAML keys as in mm."""
 
@@ -66,6 +73,9 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     max_tool_calls: Positive | None | UnsetType = field(name="maxToolCalls", default=UNSET)
     max_processes: Positive | None | UnsetType = field(name="maxProcesses", default=UNSET)
     scrub_env: list[str] | None | UnsetType = field(name="scrubEnv", default=UNSET)
+    theme: Annotated[str, Meta(min_length=1)] | None | UnsetType = UNSET
+    keymap: dict[str, Annotated[str, Meta(min_length=1)]] | None | UnsetType = UNSET
+    notifications: bool | NotificationsSection | None | UnsetType = UNSET
 
 
 #: What a key expects, in the person's words, by dotted key (`*`: any server name).
@@ -93,6 +103,12 @@ EXPECTED: dict[str, str] = {
     "systemPromptFile": "a file path",
     "toolCalls": '"auto", "native" or "text"',
     "autoCompact": "a fraction between 0 and 1",
+    "theme": "a theme name, like textual-dark or nord",
+    "keymap": "a mapping of binding ids to keys, like app.help: f5",
+    "keymap.*": "keys, like ctrl+k or f5,ctrl+h",
+    "notifications": "true or false, or {bell: true, desktop: osc9}",
+    "notifications.bell": "true or false",
+    "notifications.desktop": '"off", "osc9", "osc777" or "both"',
     "lsp": "a mapping with a `servers` key",
     "lsp.servers": "a mapping of server names",
     "lsp.servers.*": "{command: [...], extensions: [...]}",

@@ -14,12 +14,13 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 
-from mm_tui.agent.config.model import Config, ConfigError
+from mm_tui.agent.config.model import Config, ConfigError, KeyChoice, Notifications
 from mm_tui.agent.config.schema import (
     EXPECTED,
     IN_RANGE,
     ConfigFile,
     LspSection,
+    NotificationsSection,
     PermissionRules,
 )
 from mm_tui.agent.config.yaml_source import Problem, YamlProblem, key_line, load_yaml
@@ -166,6 +167,16 @@ def _build(file: ConfigFile, path: Path, root: Any) -> tuple[Config, list[Proble
             values[f"{effect}_rules"] = texts
     if "scrub_env" in values:
         values["scrub_env"] = tuple(values["scrub_env"])
+    if "keymap" in values:
+        keymap: dict[str, str] = values["keymap"]
+        values["keymap"] = tuple(
+            KeyChoice(name, keys, key_line(root, ("keymap", name))) for name, keys in keymap.items()
+        )
+    notify = values.get("notifications")
+    if isinstance(notify, bool):
+        values["notifications"] = Notifications() if notify else Notifications(False, "off")
+    elif isinstance(notify, NotificationsSection):
+        values["notifications"] = Notifications(notify.bell, notify.desktop)
     section = values.pop("lsp_servers", None)
     if section is not None or file.lsp_servers is None:  # `lsp:` left empty: no servers
         specs, problems = _lsp_specs(section, root)
