@@ -150,7 +150,7 @@ async def test_a_remapped_key_opens_help_and_the_old_one_no_longer_does(still_ap
         assert (
             rows["command palette: every command, yolo, model, resume, export, theme"] == "Ctrl+K"
         )
-        assert rows["interrupt the turn"] == "Esc"  # not remapped: as written
+        assert rows["walk the prompt history (kept across runs)"] == "Up, Down"  # as written
         await pilot.press("escape")
         await pilot.press("ctrl+k")
         await wait_for(pilot, lambda: CommandPalette.is_open(app), "Ctrl+K opens the palette")
