@@ -82,7 +82,9 @@ class ScreenSurface:
             self.app.push_screen(HelpScreen(self.help_keys() if self.help_keys else None))
 
     def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
-        screen = GrantsScreen(set(state.grants), permissions=state.mode, yolo=state.yolo)
+        screen = GrantsScreen(
+            set(state.grants), permissions=state.mode, yolo=state.yolo, rules=state.rules
+        )
         self.app.push_screen(screen, lambda revoked: on_close(revoked or set()))
 
     def leave(self) -> None:

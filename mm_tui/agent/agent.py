@@ -28,7 +28,7 @@ from mm_tui.agent.model_call import RETRY_DELAYS, ModelCall, ToolMode
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.output_store import output_file, read_full_output
 from mm_tui.agent.permissions import PermissionGate
-from mm_tui.agent.port import PermissionMode, PermissionState, TopLineView
+from mm_tui.agent.port import ConfigRule, PermissionMode, PermissionState, TopLineView
 from mm_tui.agent.project_instructions import load_project_instructions
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.session import Session, SessionInfo, SessionStore, new_session_id
@@ -181,7 +181,9 @@ class Agent:
 
     def permission_state(self) -> PermissionState:
         mode, yolo, grants = self.gate.snapshot()
-        return PermissionState(mode, yolo, grants)
+        origin = str(self.config.rules_source or "the config")
+        rules = tuple(ConfigRule(e, text, origin) for e, text in self.gate.rules.texts())
+        return PermissionState(mode, yolo, grants, rules)
 
     def top_line(self) -> TopLineView:
         return TopLineView(

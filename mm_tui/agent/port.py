@@ -18,12 +18,22 @@ PermissionMode = Literal["ask", "allow"]
 
 
 @dataclass(frozen=True)
+class ConfigRule:
+    """One rule of the config, as `/permissions` lists it: `deny bash(rm *)` and its file."""
+
+    effect: str  # "deny", "ask" or "allow"
+    text: str
+    origin: str
+
+
+@dataclass(frozen=True)
 class PermissionState:
     """A snapshot of the gate, for `/permissions` and the top line."""
 
     mode: PermissionMode
     yolo: bool
     grants: frozenset[str]
+    rules: tuple[ConfigRule, ...] = ()
 
 
 @dataclass(frozen=True)

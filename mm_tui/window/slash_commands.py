@@ -29,7 +29,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "/permissions",
         "/permissions [ask|allow|revoke <tool>]",
-        "session grants, and revoking them",
+        "the config's rules and the session's grants (Enter revokes a grant)",
     ),
     SlashCommand("/export", "/export [file.md]", "write the transcript as Markdown"),
     SlashCommand(

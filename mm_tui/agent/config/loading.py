@@ -49,6 +49,7 @@ def load_config(
     if path is not None:
         text = read_config_text(path)
         config = parse_config_text(text, path)
+        config = replace(config, rules_source=path)
         if explicit is None:
             config = _obeyed_if_trusted(config, path, text, cwd, env)
         config = _with_user_preferences(config, path, env)
@@ -78,7 +79,11 @@ def _obeyed_if_trusted(
         return config
     user = config_dir(env) / "config.yaml"
     fallback = parse_config_file(user) if user.is_file() else Config()
-    kept = {name: getattr(fallback, name) for key in keys for name in GUARDED.get(key, ())}
+    kept: dict[str, Any] = {
+        name: getattr(fallback, name) for key in keys for name in GUARDED.get(key, ())
+    }
+    if "permissions" in keys:  # the rules that apply are the user's own (or none)
+        kept["rules_source"] = user if user.is_file() else None
     lifted = [k for k in keys if k in LOWER_ONLY and _lifts(config, fallback, LOWER_ONLY[k])]
     kept.update({LOWER_ONLY[key]: getattr(fallback, LOWER_ONLY[key]) for key in lifted})
     untrusted = tuple(key for key in keys if key in GUARDED or key in lifted)

@@ -90,6 +90,8 @@ class Config:
     keymap: tuple[KeyChoice, ...] = ()
     notifications: Notifications = Notifications()
     source: Path | None = field(default=None, compare=False)
+    #: The file the permission rules above were read from (for `/permissions`).
+    rules_source: Path | None = field(default=None, compare=False)
     #: The YAML keys the file set (for the trust rules of `agent/trust.py`).
     file_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     #: Keys of an untrusted project config that were not obeyed (issue 11).
