@@ -152,6 +152,11 @@ def _place_errors(turns: list[_Turn], errors: list[Any]) -> None:
 
 def session_events(session: dict[str, Any], pace: Pace) -> Iterator[TimedEvent]:
     """Every event of the session, in order, each with the pause before it; made lazily."""
+    yield from _turns_events(session, pace)
+    yield pace.wait(pace.step_seconds), Notice("info", END_OF_REPLAY)
+
+
+def _turns_events(session: dict[str, Any], pace: Pace) -> Iterator[TimedEvent]:
     turns = _split_turns(session["messages"])
     _place_errors(turns, session.get("errors") or [])
     usage = session.get("usage") or {}
@@ -164,7 +169,6 @@ def session_events(session: dict[str, Any], pace: Pace) -> Iterator[TimedEvent]:
             round(int(usage.get("completion_tokens", 0)) * share),
         )
         yield from _turn_events(turn, session.get("tool_meta") or {}, tokens, pace)
-    yield pace.wait(pace.step_seconds), Notice("info", END_OF_REPLAY)
 
 
 #: Whole messages, no pauses: the conversation as a front shows it at once.
@@ -173,8 +177,9 @@ AT_ONCE = Pace(chunk_chars=0, speed=0)
 
 def conversation_events(session: dict[str, Any]) -> Iterator[Any]:
     """The session's events without their timing, each message's text in one piece and no
-    spinner: what a front shows of a finished conversation (--continue, a replay at speed 0)."""
-    for _, event in session_events(session, AT_ONCE):
+    spinner and no end of replay: what a front shows of a finished conversation (--continue,
+    a replay at speed 0)."""
+    for _, event in _turns_events(session, AT_ONCE):
         if not isinstance(event, SpinnerChanged):
             yield event
 

@@ -27,7 +27,7 @@ from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.tool_row import ToolRow
 from mm_tui.widgets.top_line import short_count
-from mm_tui.widgets.transcript import OPEN_MOUNTED
+from mm_tui.widgets.transcript import LIVE_MOST, OPEN_MOUNTED, REVIVE_BATCH
 from mm_tui.window.ports import live_factory
 from mm_tui.window.replay_source import replay_factory
 from tests.window.conftest import FIXED_CWD, send, settle, wait_for
@@ -94,6 +94,7 @@ async def test_continue_shows_the_whole_conversation_compacted_turns_included(
         assert any(text.endswith("## Goal\n- keep the birds early") for text in answers)
         assert answers[-1] == "answer 4"
         assert len(app.query(SummaryLine)) == 5
+        assert END_OF_REPLAY not in [n.text for n in app.query(NoticeLine)]  # not a replay
         # the earlier conversation comes first, the notices of this start after it
         transcript = list(app.transcript.children)
         notice = next(b for b in transcript if isinstance(b, NoticeLine) and resumed in b.text)
@@ -187,6 +188,8 @@ async def test_a_long_replay_reaches_its_end_and_rows_come_back_and_fold_when_sc
             return len(children) > 1 and getattr(children[-1], "text", "") == END_OF_REPLAY
 
         await wait_for(pilot, ended, "the replay's end below its last turn")
+        await settle(pilot)
+        assert [n.text for n in app.query(NoticeLine)] == [END_OF_REPLAY]  # said once
         assert len(transcript.children) <= OPEN_MOUNTED + 1  # not 1,100 widgets
         last = f"c{TURNS - 1}_4"
         assert transcript.rows[last].status == ToolStatus.FAILED
@@ -198,13 +201,18 @@ async def test_a_long_replay_reaches_its_end_and_rows_come_back_and_fold_when_sc
             first = transcript.children[0]
             return first.text if isinstance(first, UserMessage) else ""
 
+        most = 0
         for _ in range(TURNS):  # each visit to the top brings a batch back above
             if first_said() == "turn 0":
                 break
             transcript.scroll_home(animate=False, immediate=True)
             await wait_for(pilot, lambda: transcript.scroll_y > 0 or first_said() == "turn 0",
                            "a batch comes back above, the view kept")  # fmt: skip
+            await settle(pilot)
+            most = max(most, len(transcript.children))
         assert first_said() == "turn 0"
+        assert most <= LIVE_MOST + 1  # the blocks far below left again: never 1,100 widgets
+        assert last not in transcript.rows  # the last turn's rows are records below
         row = transcript.rows["c0_1"]
         assert (row.title, row.status, row.expanded) == ("bash echo 0 1", ToolStatus.DONE, False)
         row.focus()
@@ -213,4 +221,25 @@ async def test_a_long_replay_reaches_its_end_and_rows_come_back_and_fold_when_sc
         await wait_for(pilot, lambda: "output of 0 1" in _screen(app), "its output shows")
         await pilot.press("enter")
         await wait_for(pilot, lambda: not row.expanded and not row.children, "the row folds")
+        assert transcript.to_markdown() == exported
+
+        most = 0
+        for _ in range(40 * TURNS):  # down again, page by page: the records below come back
+            if last in transcript.rows:
+                break
+            transcript.scroll_by_key("page_down")
+            await pilot.pause()
+            most = max(most, len(transcript.children))
+        assert last in transcript.rows and most <= LIVE_MOST + REVIVE_BATCH
+        assert transcript.to_markdown() == exported
+        said = [b.text for b in transcript.children if isinstance(b, UserMessage)]
+        assert said == [f"turn {n}" for n in range(TURNS - len(said), TURNS)]  # in order
+
+        transcript.scroll_home(animate=False, immediate=True)  # up a little again, then End
+        await settle(pilot)
+        transcript.scroll_by_key("bottom")  # End: back to the newest blocks at once
+        await wait_for(pilot, lambda: last in transcript.rows and ended(), "the end again")
+        await settle(pilot)
+        assert len(transcript.children) <= LIVE_MOST
+        assert transcript.scroll_y == transcript.max_scroll_y
         assert transcript.to_markdown() == exported
