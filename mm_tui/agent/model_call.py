@@ -49,6 +49,11 @@ log = logging.getLogger(__name__)
 
 CUT_STREAM = "the model's answer was cut off: the stream ended without a finish reason"
 TOOLS_UNSUPPORTED = re.compile(r"does not support tools|tools? (?:is|are) not supported", re.I)
+TOOLS_DROPPED_NATIVE = (
+    "the server counted {} prompt tokens, about what the conversation takes without the tools: "
+    "its chat template seems to drop them, so the model never sees a tool — set toolCalls: "
+    "text (or auto) to describe the tools in the prompt"
+)
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
 
 #: Message keys the model is sent; anything else (reasoning kept for replay) stays local.
@@ -79,6 +84,7 @@ class ModelCall:
         self.retry_delays = tuple(retry_delays)
         #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
+        self._said_tools_dropped = False
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
@@ -198,6 +204,8 @@ class ModelCall:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))
         warning = self.budget.after_call(request, assembler.usage, assembler.text)
+        if warning and self._tools_dropped(request, assembler):
+            warning = ""  # a short count because the template dropped the tools, not a cut
         if warning and not tally.warned_truncation:
             tally.warned_truncation = True
             self.signals.sink(Notice("warning", warning))
@@ -211,10 +219,11 @@ class ModelCall:
 
         finished = assembler.finish_reason != "length"
         found = extract_text_calls(assembler.text, is_known, finished=finished)
-        if not found.calls and not assembler.text.strip() and assembler.reasoning:
-            # a call written only in the reasoning (issue 12's policy: calls/policy.py)
-            found = extract_text_calls(assembler.reasoning, is_known, reasoning=True)
-            found = type(found)(found.calls, assembler.text)
+        if not found.calls and assembler.reasoning:
+            # a call written only in the reasoning runs, whatever the answer says; the answer
+            # is kept as written (issue 12's policy: calls/policy.py)
+            in_reasoning = extract_text_calls(assembler.reasoning, is_known, reasoning=True)
+            found = type(found)(in_reasoning.calls, assembler.text)
         for call in found.calls:
             arguments = call.arguments
             if not isinstance(arguments, str):
@@ -277,19 +286,34 @@ class ModelCall:
             self.conversation.append(message)
             self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
 
+    def _tools_dropped(self, request: dict[str, Any], assembler: StreamAssembler) -> bool:
+        usage = assembler.usage
+        return self.tool_mode == "native" and usage is not None and tools_ignored(request, usage[0])
+
     def _notice_dropped_tools(self, request: dict[str, Any], assembler: StreamAssembler) -> None:
-        """In `toolCalls: auto`, a server that took `tools` but counted a prompt without them
-        (llama-server without a tool-capable template, issue 12): say it once and switch to the
-        text protocol, which needs nothing of the template."""
-        if self.config.tool_calls != "auto" or self.tool_mode != "native" or assembler.calls:
+        """A server that took `tools` but counted a prompt without them (llama-server without
+        a tool-capable template, issue 12), said once. In `toolCalls: auto` the session
+        switches to the text protocol, which needs nothing of the template; in `native` the
+        person is told which setting would."""
+        if (
+            assembler.calls
+            or assembler.usage is None
+            or not self._tools_dropped(request, assembler)
+        ):
             return
-        if assembler.usage is None or not tools_ignored(request, assembler.usage[0]):
+        counted = assembler.usage[0]
+        if self.config.tool_calls == "native":
+            if not self._said_tools_dropped:
+                self._said_tools_dropped = True
+                self.signals.sink(Notice("warning", TOOLS_DROPPED_NATIVE.format(counted)))
+            return
+        if self.config.tool_calls != "auto":
             return
         self.tool_mode = "text"
         self.signals.sink(
             Notice(
                 "warning",
-                f"the server counted {assembler.usage[0]} prompt tokens, about what the "
+                f"the server counted {counted} prompt tokens, about what the "
                 "conversation takes without the tools: it seems to ignore them — this session "
                 "now describes the tools in the prompt and reads calls from the text",
             )

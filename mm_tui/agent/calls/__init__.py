@@ -24,15 +24,15 @@ from mm_tui.agent.calls.policy import mask, select
 __all__ = ["CUT_REASON", "TextCall", "TextCalls", "read_calls"]
 
 CUT_REASON = "[not run: the reply ended inside this call ({why}) — call it again, whole]"
+#: A special token: `<|role_sep|>`, `<｜tool▁sep｜>`, an end of sequence `</s>`, a stray
+#: `</think>`. A chain of them, with short header words between (`<|message_sep|>function
+#: call<|role_sep|>`, `<|channel|>final<|message|>`), is protocol, not prose.
+_TOKEN = r"(?:<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</?s>|</?think>|</?minimax:tool_call>)"
 _LEFTOVER_TOKENS = re.compile(
-    r"<\|(?:tool_calls?_section_(?:begin|end)|tool_call_(?:start|end)|python_(?:tag|start|end)|eom_id|eot_id"
-    r"|constrain|message|channel|start|end|call|return)\|>|</?minimax:tool_call>"
+    rf"{_TOKEN}(?:[ \t\r\n]*(?:[A-Za-z][\w .=:-]{{0,38}}?[ \t\r\n]*)?{_TOKEN})*"
 )
-
-
-_EMPTY_WRAPPER = re.compile(
-    r"<(tool_call|tool_calls|tools|response|function_call|function_calls)>\s*</\1>"
-)
+#: A wrapper left empty once its calls were taken out: `<TOOLCALL></TOOLCALL>`.
+_EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w:.-]{0,40})>\s*</\1>")
 
 
 def _find_all(text: str, masked: str, is_known: IsKnown) -> list[Found]:
@@ -66,10 +66,10 @@ def read_calls(
         raw = text[item.start : item.end]
         last = number == len(chosen) - 1
         why = ""
-        if item.cut:
-            why = CUT_REASON.format(why="it is not closed")
-        elif not finished and last and not text[item.end :].strip():
+        if not finished and last and not text[item.end :].strip():
             why = CUT_REASON.format(why="finish_reason length")
+        elif item.cut:
+            why = CUT_REASON.format(why="it is not closed")
         badge = f"{BADGE_REASONING}: {item.badge.split(': ', 1)[-1]}" if reasoning else item.badge
         for call in item.calls:
             calls.append(TextCall(call.name, call.arguments, raw, badge, why))

@@ -166,10 +166,11 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     """Call-shaped JSON standing in prose (`{…}; {…}` or one per line are several calls). It
     counts only when it names a declared tool (checked by the policy): an answer may
     legitimately show JSON. Broken JSON that names a declared tool beside its arguments is
-    kept, so the model hears that its JSON was broken."""
+    kept, so the model hears that its JSON was broken, unless a whole call stands inside it."""
     found: list[Found] = []
     consumed = 0
-    for span, value in values_in(masked, 0, len(masked)):
+    values = values_in(masked, 0, len(masked))
+    for index, (span, value) in enumerate(values):
         if span.start < consumed:
             continue
         body = text[span.start : span.end]
@@ -180,6 +181,8 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
             value = loads_lenient(closed) if closed else None
         calls = calls_from_value(value) if value is not None else None
         if calls is None and value is None and not span.in_string:
+            if _whole_call_inside(values, index):
+                continue  # `{"name": "x", "parameters": {{"name": "x", …}}`: the whole one counts
             named = _NAME_FIELD.search(body)
             if (
                 named
@@ -199,6 +202,17 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
             found.append(named_call)
             consumed = named_call.end
     return found
+
+
+def _whole_call_inside(values: list[tuple[Span, Any]], index: int) -> bool:
+    """Whether a readable call-shaped value lies inside the unreadable value at `index`."""
+    outer = values[index][0]
+    for inner, value in values[index + 1 :]:
+        if inner.start >= outer.end:
+            return False
+        if value is not None and calls_from_value(value):
+            return True
+    return False
 
 
 _NAME_BEFORE = re.compile(r"(?:\[Calling tool:\s*)?([A-Za-z_][\w.-]*)\s*(\(\s*)?$")

@@ -38,59 +38,58 @@ class Span:
 MAX_DEPTH = 100  # nesting past this is nobody's tool call: a plain failure, read no further
 
 
-def scan_value(text: str, start: int, limit: int | None = None) -> Span:
-    """The extent of the `{…}` or `[…]` opening at `start`, reading "…" strings as strings."""
+def _scan(
+    text: str, start: int, limit: int | None = None, *, python: bool = False
+) -> tuple[Span, list[str]]:
+    """The one bracket walk of the reader: the extent of the value opening at `start` and the
+    closers still owed where the walk stopped. JSON reads `"…"` strings and `{}`/`[]`; Python
+    (`python=True`) also reads `'…'` strings and `()`."""
+    openers = "{[(" if python else "{["
+    quotes = "\"'" if python else '"'
     stack: list[str] = []
-    in_string = escaped = False
+    quote = ""
+    escaped = False
     end = len(text) if limit is None else min(limit, len(text))
     deepest = 0
     i = start
     while i < end:
         char = text[i]
-        if in_string:
+        if quote:
             if escaped:
                 escaped = False
             elif char == "\\":
                 escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
+            elif char == quote:
+                quote = ""
+        elif char in quotes:
+            quote = char
+        elif char in openers:
+            stack.append(_CLOSER_OF[char])
             deepest = max(deepest, len(stack))
-        elif char in "}]":
+        elif char in "}])" and (python or char != ")"):
             if not stack or stack[-1] != char:
-                return Span(start, i, False, False, deepest)  # a stray closer: stop before it
+                return Span(start, i, False, False, deepest), stack  # a stray closer: stop
             stack.pop()
             if not stack:
-                return Span(start, i + 1, True, False, deepest)
+                return Span(start, i + 1, True, False, deepest), stack
         i += 1
-    return Span(start, end, False, in_string, deepest)
+    return Span(start, end, False, bool(quote), deepest), stack
+
+
+_CLOSER_OF = {"{": "}", "[": "]", "(": ")"}
+
+
+def scan_value(text: str, start: int, limit: int | None = None, *, python: bool = False) -> Span:
+    """The extent of the `{…}` or `[…]` opening at `start` (see `_scan`)."""
+    return _scan(text, start, limit, python=python)[0]
 
 
 def close_json(text: str) -> str | None:
     """`text` with its missing closers added, when it stops between values; None when it is
     cut inside a string (never completed by guessing) or has nothing to close."""
-    span = scan_value(text, 0)
+    span, stack = _scan(text, 0)
     if span.closed or span.in_string or span.end != len(text) or span.depth > MAX_DEPTH:
         return None
-    stack: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
-        elif char in "}]" and stack:
-            stack.pop()
     if not stack:
         return None
     body = text.rstrip()

@@ -1,16 +1,20 @@
 """Calls written as XML-like markup (issue 12): Qwen3-Coder's `<function=name>` with
 `<parameter=key>` (or a JSON body), Anthropic-style `<invoke name=…><parameter name=…>`
-(MiniMax), `<function name=…>{json}</function>`, GLM's `<tool_call>name<arg_key>…</arg_key>
-<arg_value>…</arg_value>`, and a tag named after a declared tool with one child tag per
-argument. Wrappers such as `<tool_call>`, `<minimax:tool_call>`, `<function_calls>` are taken
-out with the call. Closing tags may be missing: a value then ends at the next tag.
+(MiniMax) and the same with a prefix on every tag (DeepSeek V3.2's `<｜DSML｜invoke …>`),
+`<function name=…>` with `<param name=…>` children (MiniCPM5) or a JSON body, GLM's
+`<tool_call>name<arg_key>…</arg_key><arg_value>…</arg_value>`, and a tag named after a declared
+tool with one child tag per argument. Wrappers such as `<tool_call>`, `<minimax:tool_call>`,
+`<｜DSML｜function_calls>` are taken out with the call. Closing tags may be missing: a value
+then ends at the next tag. A `<![CDATA[…]]>` value is taken verbatim, tags inside it included.
 
 A parameter's value is text (framing newlines and padding dropped); a value that is a JSON
-object or array is read as one. Numbers stay text: the markup carries no types.
+object or array is read as one. Numbers stay text: the markup carries no types, except where it
+says so (`string="false"`: the value is JSON).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -24,8 +28,11 @@ from mm_tui.agent.calls.model import (
     RawCall,
 )
 
-_WRAP_OPEN = re.compile(r"(?:\s*<(?:tool_call|minimax:tool_call|function_calls|tools)>\s*)+$")
-_WRAP_CLOSE = re.compile(r"(?:\s*</(?:tool_call|minimax:tool_call|function_calls|tools)>)+")
+#: A prefix some models put on every tag name: `minimax:`, `｜DSML｜`, `seed:`.
+_PREFIX = r"[^\s<>=/\"']{0,24}?"
+_WRAPPERS = r"(?:tool_call|tool_calls|function_calls|tools)"
+_WRAP_OPEN = re.compile(rf"(?:\s*<{_PREFIX}{_WRAPPERS}>\s*)+$")
+_WRAP_CLOSE = re.compile(rf"(?:\s*</{_PREFIX}{_WRAPPERS}>)+")
 
 _QWEN = re.compile(
     r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)"
@@ -38,15 +45,24 @@ _QWEN_PARAMETER = re.compile(
     re.DOTALL,
 )
 _INVOKE = re.compile(
-    r"<(?P<tag>invoke|function)\s+name=[\"'](?P<name>[^\"']+)[\"']\s*>(?P<body>.*?)"
-    r"(?:</(?P=tag)>|(?=<invoke\s)|(?=</minimax:tool_call>)|$)",
+    rf"<(?P<prefix>{_PREFIX})(?P<tag>invoke|function)\s+name=[\"'](?P<name>[^\"']+)[\"']\s*>"
+    r"(?P<body>.*?)(?:</(?P=prefix)(?P=tag)>|(?=<(?P=prefix)invoke\s)|(?=</minimax:tool_call>)|$)",
     re.DOTALL,
 )
-_NAMED_PARAMETER = re.compile(
-    r"<parameter\s+name=[\"'](?P<key>[^\"']+)[\"']\s*>(?P<value>.*?)"
-    r"(?:</parameter>|(?=<parameter\s)|$)",
-    re.DOTALL,
-)
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
+
+
+@functools.lru_cache(maxsize=16)
+def _named_parameter(prefix: str) -> re.Pattern[str]:
+    """`<parameter name="k" …>v</parameter>` (or `<param …>`) with the invoke's tag prefix."""
+    tag = rf"{re.escape(prefix)}(?:parameter|param)"
+    return re.compile(
+        rf"<{tag}\s+name=[\"'](?P<key>[^\"']+)[\"'](?P<attributes>[^>]*)>(?P<value>.*?)"
+        rf"(?:</{tag}>|(?=<{tag}\s)|$)",
+        re.DOTALL,
+    )
+
+
 _CHILD = re.compile(r"<(?P<key>[A-Za-z_][\w-]*)>(?P<value>.*?)</(?P=key)>", re.DOTALL)
 _GLM = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|(?=<tool_call>)|$)", re.DOTALL)
 _GLM_PAIR = re.compile(
@@ -58,10 +74,16 @@ _OPENER = re.compile(r"<([A-Za-z_][\w-]*)>")
 _BARE_NAME = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*$")
 
 
-def value_of(raw: str) -> Any:
-    """A parameter value: framing newlines and padding dropped; JSON when it is an object or
-    an array; text otherwise."""
+def value_of(raw: str, attributes: str = "") -> Any:
+    """A parameter value: framing newlines and padding dropped; a CDATA section verbatim; JSON
+    when it is an object or an array, or when the markup says it is no string
+    (`string="false"`); text otherwise."""
     value = raw.strip()
+    if value.startswith(_CDATA_OPEN) and value.endswith(_CDATA_CLOSE):
+        return value[len(_CDATA_OPEN) : -len(_CDATA_CLOSE)]
+    if re.search(r"\bstring=[\"']false[\"']", attributes):
+        typed = loads_lenient(value)
+        return value if typed is None and value != "null" else typed
     if value[:1] in "[{":
         parsed = loads_lenient(value)
         if isinstance(parsed, dict | list):
@@ -71,9 +93,10 @@ def value_of(raw: str) -> Any:
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """The span with the wrapper tags right around it."""
-    opening = _WRAP_OPEN.search(text[:start])
+    window = max(start - 240, 0)  # wrappers are short: a bounded look back keeps it linear
+    opening = _WRAP_OPEN.search(text[window:start])
     closing = _WRAP_CLOSE.match(text, end)
-    return (opening.start() if opening else start), (closing.end() if closing else end)
+    return (window + opening.start() if opening else start), (closing.end() if closing else end)
 
 
 def find_qwen(text: str, masked: str) -> list[Found]:
@@ -96,22 +119,42 @@ def find_qwen(text: str, masked: str) -> list[Found]:
     return found
 
 
+def _blank_cdata(text: str) -> str:
+    """`text` with the inside of each CDATA section blanked (same length), so no tag inside
+    one is read as markup. Linear: an unclosed section ends the search."""
+    pieces: list[str] = []
+    at = 0
+    while (start := text.find(_CDATA_OPEN, at)) >= 0:
+        end = text.find(_CDATA_CLOSE, start + len(_CDATA_OPEN))
+        if end < 0:
+            break
+        inside = start + len(_CDATA_OPEN)
+        pieces += [text[at:inside], " " * (end - inside)]
+        at = end
+    return "".join([*pieces, text[at:]])
+
+
 def find_invoke(text: str, masked: str, is_known: IsKnown) -> list[Found]:
-    """`<invoke name="x">` / `<function name="x">` with named parameters, child tags, or a
-    JSON body."""
+    """`<invoke name="x">` / `<function name="x">` (any tag prefix) with named parameters,
+    child tags, or a JSON body."""
     found: list[Found] = []
+    masked = _blank_cdata(masked) if _CDATA_OPEN in masked else masked
     for match in _INVOKE.finditer(masked):
         body = text[match.start("body") : match.end("body")]
-        parameters = list(_NAMED_PARAMETER.finditer(body))
+        masked_body = masked[match.start("body") : match.end("body")]
+        parameters = list(_named_parameter(match.group("prefix")).finditer(masked_body))
         arguments: Any
         if parameters:
-            arguments = {p.group("key"): value_of(p.group("value")) for p in parameters}
+            arguments = {
+                p.group("key"): value_of(body[p.start("value") : p.end("value")], p["attributes"])
+                for p in parameters
+            }
         elif body.strip()[:1] == "{":
             arguments = loads_lenient(body.strip())
             arguments = body.strip() if arguments is None else arguments
         else:
             arguments = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
-            closed = match.group(0).endswith(("</invoke>", "</function>"))
+            closed = match.group(0).endswith(f"</{match['prefix']}{match['tag']}>")
             if not arguments and (body.strip() or not closed):
                 continue  # `<invoke name="bash">` mentioned in prose, or cut before its body
         start, end = _widen(text, match.start(), match.end())

@@ -11,8 +11,16 @@
   blocks count for any name, so an undeclared one is answered with the closest name.
 - **No placeholder becomes a tool name**: `...`, `<name>`, `tool_name` and the like, unless a
   tool of that name is declared.
-- **A call written only in the reasoning** runs only when the reply has no call and no answer
-  text, and only when it is written in the model's own markers (never bare JSON).
+- **A call written only in the reasoning** runs when the answer has no call of its own,
+  whether or not the answer has text, provided it is written in the model's own markers (tags,
+  special tokens, markup: never bare JSON, a fenced block or a pythonic line, which reasoning
+  is full of as drafts), is complete, and is not presented as an example. The answer's text is
+  shown as written, and the row carries the badge `from reasoning`. Why: models that think
+  between calls (Kimi K2 Thinking, GLM 4.7, gpt-oss, Qwen3 under a reasoning parser) emit their
+  real calls inside the reasoning and then a line of text ("Let me look at the file."); left
+  unrun, the turn stalls. A marked call in the reasoning is the model's protocol, not a draft;
+  running it costs one extra step if the model had changed its mind, and permissions still
+  ask before anything that writes or runs a command.
 - **A call cut by the end of the reply** (finish_reason `length`, or inside a string) never
   runs and is never completed: it is answered as not run, with the reason.
 """
@@ -65,8 +73,8 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
         chosen.append(item)
     kept: list[Found] = []
     for item in chosen:
-        if reasoning and item.strength < MARKED:
-            continue
+        if reasoning and (item.strength < MARKED or item.cut):
+            continue  # a draft, or a call the thinking broke off: not a call
         if is_illustration(text, item.start):
             continue
         calls = []

@@ -1,7 +1,9 @@
 """Calls written as Python function calls (issue 12): `[get_weather(city="Paris")]` between
 LFM2's `<|tool_call_start|>` tokens, after Llama's `<|python_tag|>`, in Gemma 3's ```tool_code
-fence, or standing alone for a declared tool. Models do not always write valid Python: JSON
-literals (`true`, `null`) and raw newlines inside strings are accepted.
+fence, standing alone on a line for a declared tool, or as a bracketed list of declared tools
+anywhere in prose (Llama 4: `Here's a tool call: [get_weather(location='Paris')] and …`).
+Models do not always write valid Python: JSON literals (`true`, `null`) and raw newlines inside
+strings are accepted. A list the reply ended inside is kept as cut: it never runs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import re
 from typing import Any
 
+from mm_tui.agent.calls.jsonish import scan_value
 from mm_tui.agent.calls.model import (
     BADGE_TEXT_PYTHONIC,
     BARE,
@@ -35,6 +38,10 @@ _FENCE = re.compile(
     r"```[ \t]*(?:tool_code|python|py)?[ \t]*\n(?P<body>.*?)\n?[ \t]*```", re.DOTALL
 )
 _STANDALONE = re.compile(r"(?m)^[ \t]*\[?[ \t]*(?P<name>[A-Za-z_][\w.]*)\((?P<rest>.*)$")
+_BRACKETED = re.compile(r"\[[ \t]*(?P<name>[A-Za-z_][\w.]*)[ \t]*\(")
+#: Bracketed lists that never close, read to the end: past this many, the rest is not tried
+#: (each read may run to the end of the text; this keeps a flood of `[f(` linear).
+_MAX_UNCLOSED = 4
 _LITERALS = {"true": "True", "false": "False", "null": "None"}
 
 
@@ -114,6 +121,7 @@ def find_pythonic(text: str, masked: str, is_known: IsKnown) -> list[Found]:
                 found.append(
                     Found(match.start(), match.end(), calls, BADGE_TEXT_PYTHONIC, strength)
                 )
+    found += _bracketed(text, masked, is_known)
     for match in _STANDALONE.finditer(masked):
         if not is_known(match.group("name")):
             continue
@@ -123,4 +131,30 @@ def find_pythonic(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         if calls:
             needs = [RawCall(c.name, c.arguments, needs_declared=True) for c in calls]
             found.append(Found(match.start(), end, needs, BADGE_TEXT_PYTHONIC, BARE))
+    return found
+
+
+def _bracketed(text: str, masked: str, is_known: IsKnown) -> list[Found]:
+    """`[name(…), other(…)]` in prose, naming declared tools; a list the reply ended inside is
+    kept as cut (never run, never completed)."""
+    found: list[Found] = []
+    consumed = unclosed = 0
+    for match in _BRACKETED.finditer(masked):
+        if match.start() < consumed or not is_known(match.group("name")):
+            continue
+        if unclosed >= _MAX_UNCLOSED:
+            break  # every read from here on could run to the end: stop reading
+        span = scan_value(masked, match.start(), python=True)
+        if not span.closed:
+            unclosed += 1
+            if span.end < len(masked):
+                continue  # a stray closer, not the end of the reply: no call
+            raw = [RawCall(match.group("name"), text[match.start() :], needs_declared=True)]
+            found.append(Found(match.start(), span.end, raw, BADGE_TEXT_PYTHONIC, BARE, True))
+            continue
+        calls = parse_calls(text[span.start : span.end])
+        if calls:
+            needs = [RawCall(c.name, c.arguments, needs_declared=True) for c in calls]
+            found.append(Found(span.start, span.end, needs, BADGE_TEXT_PYTHONIC, BARE))
+            consumed = span.end
     return found

@@ -63,7 +63,9 @@ _GEMMA = re.compile(r"<\|tool_call>\s*call:(?P<name>[\w.-]+)\s*(?=\{)")
 _GEMMA_QUOTE = '<|"|>'
 
 # -- Mistral / Devstral / Ministral --------------------------------------------------------------
-_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*(?P<name>[A-Za-z_][\w.-]*)\s*(?:\[ARGS\])?\s*(?=\{)")
+_MISTRAL = re.compile(
+    r"\[TOOL_CALLS\]\s*(?P<name>[A-Za-z_][\w.-]*)\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?(?:\[ARGS\])?\s*(?=\{)"
+)
 
 
 def _json_at(text: str, start: int, limit: int) -> tuple[Any, int, bool]:
@@ -240,7 +242,8 @@ def find_gemma(text: str, masked: str) -> list[Found]:
 
 
 def find_mistral(text: str, masked: str) -> list[Found]:
-    """`[TOOL_CALLS]name[ARGS]{…}` (Ministral, Devstral 2) and `[TOOL_CALLS]name{…}`."""
+    """`[TOOL_CALLS]name[ARGS]{…}` (Ministral, Devstral 2), `[TOOL_CALLS]name{…}`, and
+    `[TOOL_CALLS]name[CALL_ID]id[ARGS]{…}` (Mistral Small 3.2)."""
     found: list[Found] = []
     for match in _MISTRAL.finditer(masked):
         nxt = masked.find("[TOOL_CALLS]", match.end())
