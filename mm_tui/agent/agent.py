@@ -32,6 +32,7 @@ from mm_tui.agent.port import ConfigRule, PermissionMode, PermissionState, TopLi
 from mm_tui.agent.project_instructions import load_project_instructions
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.session import Session, SessionInfo, SessionStore, new_session_id
+from mm_tui.agent.shell_commands import ShellCommands
 from mm_tui.agent.tool_calls import ToolRunner
 from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 from mm_tui.agent.turn_signals import TurnSignals
@@ -100,6 +101,7 @@ class Agent:
         )
         if self.conversation.resumed:  # the top line shows the resumed context at once
             self.budget.used = self._estimated_context()
+        self.shell = ShellCommands(self.registry, self.tools, self.signals)
         if config.system_prompt_file and not config.system_prompt:
             path = Path(config.system_prompt_file).expanduser()
             if not (path if path.is_absolute() else self.cwd / path).is_file():
@@ -217,6 +219,7 @@ class Agent:
     def new_session(self) -> None:
         """`/new`: a fresh history and a reset loop detector (SPEC §5)."""
         self.conversation.start_new()
+        self.shell.forget()
         self.detector.reset()
         self.budget.reset()
 
@@ -259,7 +262,8 @@ class Agent:
         self.signals.begin()
         tally = TurnTally()
         self.sink(TurnStarted(text))
-        self.conversation.append({"role": "user", "content": text})
+        content = self.shell.attach_to(text)  # the outputs of `!command`s since the last one
+        self.conversation.append({"role": "user", "content": content})
         try:
             ended = self._turn_body(tally)
         except Interrupted:
@@ -278,6 +282,15 @@ class Agent:
         self.sink(summary)
         self.sink(ended)
         return ended
+
+    def run_command(self, command: str) -> TurnEnded:
+        """`!command`: the person's shell command through bash and the gate (blocking); its
+        output goes along with the next message (`shell_commands`)."""
+        self.signals.begin()
+        try:
+            return self.shell.run(command)
+        finally:
+            self.signals.set_spinner("")
 
     def _turn_body(self, tally: TurnTally) -> TurnEnded:
         if not self.model:

@@ -58,6 +58,11 @@ class AgentPort(Protocol):
         """Run one user turn to its end (blocking); never raises for a fault."""
         ...
 
+    def run_command(self, command: str) -> TurnEnded:
+        """`!command`: run the person's shell command through bash and the gate (blocking);
+        its output goes along with the next message. Never raises for a fault."""
+        ...
+
     def cancel(self) -> None:
         """Interrupt the running turn or compaction; callable from any thread."""
         ...

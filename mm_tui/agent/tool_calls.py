@@ -144,6 +144,19 @@ class ToolRunner:
         self._finish(call, record, output)
         return verdict, status
 
+    def run_for_person(self, call_id: str, tool: Tool, command: str) -> tuple[ToolStatus, str]:
+        """`!command` (issue 14): the person's command through the gate and the tool, shown
+        as a row; not in the history, not counted by the loop detector or the turn's tally."""
+        args = {"command": command}
+        title = tool.title(args)
+        self.signals.sink(ToolStarted(call_id, tool.name, args, title))
+        started = time.monotonic()
+        self._waited, self._unanswered = 0.0, False
+        output, status, diff = self._execute(call_id, tool, args)
+        duration = time.monotonic() - started - self._waited
+        self.signals.sink(ToolFinished(call_id, tool.name, title, status, duration, output, diff))
+        return status, output
+
     def _unknown_tool(self, name: str) -> str:
         closest = self.registry.closest(name) if name else None
         hint = f' Did you mean "{closest}"?' if closest else ""

@@ -24,6 +24,12 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Up, Down", "walk the prompt history (kept across runs)", ()),
     ("Tab", "complete a slash command; otherwise move the focus", ("prompt.complete",)),
     ("@", "attach a file: pick it by a few letters of its path", ()),
+    (
+        "!command",
+        "run a shell command with the bash tool, same permissions as the model's; its output "
+        "goes along with your next message",
+        (),
+    ),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR", ("prompt.editor",)),
     (
         "a, s, r",

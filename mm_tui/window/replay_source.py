@@ -85,6 +85,10 @@ class ReplaySource:
         """A replay answers nothing: the turn ends at once, saying so."""
         return TurnEnded("error", NO_MODEL_IN_REPLAY)
 
+    def run_command(self, command: str) -> TurnEnded:
+        """A replay runs no command."""
+        return TurnEnded("error", NO_AGENT_IN_REPLAY.format(command="!"))
+
     def cancel(self) -> None:
         """Esc: stop the replay where it is."""
         self._stop.set()

@@ -25,6 +25,7 @@ from mm_tui.agent.events import (
     PermissionReply,
     PermissionRequest,
     TurnEnded,
+    running_state,
 )
 from mm_tui.agent.port import AgentPort, TopLineView
 from mm_tui.window.event_bridge import TurnWorkerDone, WindowEvent
@@ -52,6 +53,12 @@ def messages(count: int) -> str:
 
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
+#: `!command` (issue 14): a shell command of the person's, through the bash tool.
+SHELL = "!"
+SHELL_USAGE = (
+    "usage: !command — runs it with the bash tool, under the same permissions (e.g. !ls -la); "
+    "its output goes along with your next message"
+)
 
 
 @runtime_checkable
@@ -142,10 +149,15 @@ class TurnController(SettingsIntents):
     # -- messages and turns ---------------------------------------------------------------
 
     def submit(self, text: str) -> None:
-        """A message for the model: queued, and sent at once when nothing runs."""
-        refusal = self._refusal(MESSAGE)
+        """A message for the model (or a `!command`): queued, and sent at once when nothing
+        runs."""
+        shell = text.startswith(SHELL)
+        refusal = self._refusal(SHELL if shell else MESSAGE)
         if refusal is not None:
             self.surface.say(refusal.level, refusal.text)
+            return
+        if shell and not text[1:].strip():
+            self.surface.say("warning", SHELL_USAGE)
             return
         self.queue.release()  # a new message goes after the kept ones, which go first
         self.queue.append(text)
@@ -157,7 +169,10 @@ class TurnController(SettingsIntents):
         if self.queue.ready() and not self.running and self.port is not None:
             text = self.queue.popleft()
             self._show_queue()
-            self._start_turn(self.port, text)
+            if text.startswith(SHELL):
+                self._start_command(self.port, text)
+            else:
+                self._start_turn(self.port, text)
 
     def _show_queue(self) -> None:
         self.surface.show_queue(list(self.queue), held=self.queue.held)
@@ -210,6 +225,28 @@ class TurnController(SettingsIntents):
             ended = port.run_turn(text)
         except Exception as error:  # SPEC §3: an error ends the turn, never the window
             log.exception("run_turn raised")
+            ended = TurnEnded("error", f"{type(error).__name__}: {error}")
+        self.sink(TurnWorkerDone(ended))
+
+    def _start_command(self, port: AgentPort, text: str) -> None:
+        """`!command`: runs like a turn (Esc interrupts, messages queue), in the turn worker."""
+        self.running = True
+        self._said.clear()
+        self.started_at = self.clock()
+        self.surface.show_status(running_state("bash"), 0.0)
+        self.surface.show_user_message(text)
+        self.surface.keys_changed()
+        command = text[len(SHELL) :].strip()
+        self.surface.run_in_thread(
+            lambda: self._run_command(port, command), group="turn", exclusive=True
+        )
+
+    def _run_command(self, port: AgentPort, command: str) -> None:
+        """In a worker thread: the person's command, then a note that it returned."""
+        try:
+            ended = port.run_command(command)
+        except Exception as error:  # never the window: one line, as for a turn
+            log.exception("run_command raised")
             ended = TurnEnded("error", f"{type(error).__name__}: {error}")
         self.sink(TurnWorkerDone(ended))
 
