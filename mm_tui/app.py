@@ -290,6 +290,9 @@ class MMApp(WindowPreferences):
                 self.push_screen(ModelPicker(list(models), current), turns.choose_model)
             case notes.TopLineChanged():
                 turns.refresh_top_line()
+            case notes.UndoDone(result=result):
+                if (typed := turns.undone(result)) is not None:
+                    self.query_one(PromptInput).put_back(typed)
             case _:
                 assert_never(event)
 

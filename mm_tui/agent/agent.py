@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.checkpoints import Checkpoints, UndoResult, undo_note
 from mm_tui.agent.compaction import compact
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget, estimate_tokens
@@ -75,6 +76,7 @@ class Agent:
             self.startup_notices.append(Notice(instructions.level, instructions.note))
         self.store = store or SessionStore()
         self.signals = TurnSignals(sink)
+        self.checkpoints = Checkpoints(lambda: self.session_path.with_suffix(".undo"))
         self.conversation = Conversation(self.store, sink, self._fresh_session)
         self.startup_notices += self.conversation.open(resume, continue_last, self.cwd)
         self.model = self.model or self.session.model
@@ -98,6 +100,7 @@ class Agent:
             config.max_output,
             lambda call_id: output_file(self.session_path, call_id),
             config.max_tool_calls,
+            self.checkpoints,
         )
         if self.conversation.resumed:  # the top line shows the resumed context at once
             self.budget.used = self._estimated_context()
@@ -264,6 +267,7 @@ class Agent:
         self.sink(TurnStarted(text))
         content = self.shell.attach_to(text)  # the outputs of `!command`s since the last one
         self.conversation.append({"role": "user", "content": content})
+        self.checkpoints.begin_turn(text)
         try:
             ended = self._turn_body(tally)
         except Interrupted:
@@ -274,6 +278,8 @@ class Agent:
             log.exception("the turn failed with an internal error")
             message = f"internal error: {type(exc).__name__}: {exc}"
             ended = self.conversation.end_with_error("internal", message)
+        finally:
+            self.checkpoints.end_turn()
         if ended.reason == "interrupted":
             self.sink(Notice("warning", "interrupted by the user"))
         self.signals.set_spinner("")
@@ -291,6 +297,14 @@ class Agent:
             return self.shell.run(command)
         finally:
             self.signals.set_spinner("")
+
+    def undo(self, *, force: bool = False) -> UndoResult:
+        """`/undo`: put back the files of the last turn that changed some (`checkpoints`);
+        the model learns it with the next message. Call it while no turn runs."""
+        result = self.checkpoints.undo(force=force)
+        if result.prompt is not None:
+            self.shell.note(undo_note(result, self.cwd))
+        return result
 
     def _turn_body(self, tally: TurnTally) -> TurnEnded:
         if not self.model:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import Notice, TurnEnded
 
 PermissionMode = Literal["ask", "allow"]
@@ -61,6 +62,11 @@ class AgentPort(Protocol):
     def run_command(self, command: str) -> TurnEnded:
         """`!command`: run the person's shell command through bash and the gate (blocking);
         its output goes along with the next message. Never raises for a fault."""
+        ...
+
+    def undo(self, *, force: bool = False) -> UndoResult:
+        """`/undo`: put back the files of the last turn that changed some (blocking); without
+        `force`, nothing when one of them changed since. Called while no turn runs."""
         ...
 
     def cancel(self) -> None:

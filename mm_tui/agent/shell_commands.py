@@ -4,7 +4,8 @@ It goes through the model's own bash tool and permission gate (ask/allow/deny ru
 session grants), and shows as the same row. Its output is what the model would have got (cut
 to `maxOutput`, the exit code said) and goes along with the person's next message, after its
 text like an `@` file, so the model sees what the person saw without being asked to run it.
-A rejected or interrupted command attaches nothing.
+A rejected or interrupted command attaches nothing. Other news for the model that waits for
+the next message (an `/undo`) travels the same way (`note`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ BLOCK = "<shell-command>\n$ {command}\n{output}\n</shell-command>"
 
 @dataclass(frozen=True)
 class PendingOutput:
-    """A command the person ran and what it printed, waiting for their next message."""
+    """What waits for the person's next message: a command's output, or a note."""
 
-    command: str
-    output: str
+    command: str  # "" for a note
+    block: str
 
 
 class ShellCommands:
@@ -55,19 +56,27 @@ class ShellCommands:
         status, output = self.tools.run_for_person(f"shell_{self._count}", tool, command)
         if status in (ToolStatus.REJECTED, ToolStatus.INTERRUPTED):
             return TurnEnded("interrupted" if status is ToolStatus.INTERRUPTED else "answered")
-        self.pending.append(PendingOutput(command, output))
+        self._add(PendingOutput(command, BLOCK.format(command=command, output=output)))
         self.signals.sink(Notice("info", ATTACHED.format(command=command)))
+        return TurnEnded("answered")
+
+    def note(self, block: str) -> None:
+        """News for the model (an undo) that goes along with the next message."""
+        self._add(PendingOutput("", block))
+
+    def _add(self, pending: PendingOutput) -> None:
+        self.pending.append(pending)
         if len(self.pending) > MAX_PENDING:
             dropped = self.pending.pop(0)
-            note = DROPPED.format(command=dropped.command, limit=MAX_PENDING)
-            self.signals.sink(Notice("info", note))
-        return TurnEnded("answered")
+            if dropped.command:
+                note = DROPPED.format(command=dropped.command, limit=MAX_PENDING)
+                self.signals.sink(Notice("info", note))
 
     def attach_to(self, text: str) -> str:
         """The next message with the waiting outputs after its text; they are taken."""
         if not self.pending:
             return text
-        blocks = [BLOCK.format(command=p.command, output=p.output) for p in self.pending]
+        blocks = [pending.block for pending in self.pending]
         self.pending.clear()
         return "\n\n".join([text, *blocks])
 

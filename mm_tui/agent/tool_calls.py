@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.checkpoints import Checkpoints
 from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import (
     WAITING_FOR_ANSWER,
@@ -55,6 +56,7 @@ class ToolRunner:
         max_output: int,
         full_output_file: Callable[[str], Path] | None = None,
         max_calls: int = 32,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.registry = registry
         self.gate = gate
@@ -69,6 +71,8 @@ class ToolRunner:
         self._waited = 0.0  # seconds the current call waited for the person's answer
         self._unanswered = False  # the current call's question was interrupted
         self.max_calls = max_calls
+        #: Files are kept before a tool writes them, for `/undo` (issue 14).
+        self.checkpoints = checkpoints
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
         """Run every call; a TurnEnded when the turn must stop, else None."""
@@ -182,6 +186,8 @@ class ToolRunner:
             emit_output=lambda text: signals.sink(ToolOutputDelta(call_id, text)),
             keep_output=keep_output,
         )
+        if self.checkpoints is not None:
+            ctx.before_change = self.checkpoints.before_change
         try:
             return self._gate_and_run(call_id, tool, args, ctx)
         finally:
@@ -207,7 +213,11 @@ class ToolRunner:
                 self._unanswered = verdict.status is ToolStatus.INTERRUPTED
                 return verdict.output, verdict.status, None
             signals.set_spinner(running_state(tool.name))
-            result = tool.run(args, ctx)
+            try:
+                result = tool.run(args, ctx)
+            finally:
+                if self.checkpoints is not None:
+                    self.checkpoints.settle()  # each written file's digest, after the write
         except Exception as exc:  # SPEC §1: an exception escaping a tool is a bug; say it
             log.exception("tool %s raised", tool.name)
             message = f"[error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}]"

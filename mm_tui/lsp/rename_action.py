@@ -9,6 +9,8 @@ files are read back after writing — any surprise restores every file and says 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 
 from mm_tui.lsp.actions import ActionContext, first_answer, references, when_ready
 from mm_tui.lsp.answers import Failed, Text
@@ -42,7 +44,12 @@ def needs_new_name(shown: str, symbol: str) -> str:
 
 
 async def rename(
-    context: ActionContext, targets: list[Occurrence], new_name: str, *, write: bool
+    context: ActionContext,
+    targets: list[Occurrence],
+    new_name: str,
+    *,
+    write: bool,
+    before_write: Callable[[Path], None] | None = None,
 ) -> Text | Failed:
     """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
     connection = context.connection
@@ -66,7 +73,7 @@ async def rename(
         diff = changes_diff(changes, context.root)
         if write:
             try:
-                write_changes(changes, new_name)
+                write_changes(changes, new_name, before_write)
             except RenameFailed as failure:
                 return Failed(RENAME_ROLLED_BACK.format(reason=failure))
             except OSError as error:

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +83,16 @@ class LspWorkspace:
         t = self.timeouts
         return t.start + t.indexing + 3 * t.request + t.diagnostics
 
-    def execute(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
-        """Run one call to its text answer; a rename writes its edits."""
-        return self._call(query, self._execute(query, write=True), cancel)
+    def execute(
+        self,
+        query: LspQuery,
+        cancel: threading.Event | None = None,
+        before_write: Callable[[Path], None] | None = None,
+    ) -> Answer:
+        """Run one call to its text answer; a rename writes its edits (`before_write` is
+        told each file's path first: the agent keeps it for `/undo`)."""
+        work = self._execute(query, write=True, before_write=before_write)
+        return self._call(query, work, cancel)
 
     def preview(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
         """What `execute` would answer, writing nothing (a rename returns its diff)."""
@@ -158,7 +165,13 @@ class LspWorkspace:
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
-    async def _execute(self, query: LspQuery, *, write: bool) -> Text | Failed:
+    async def _execute(
+        self,
+        query: LspQuery,
+        *,
+        write: bool,
+        before_write: Callable[[Path], None] | None = None,
+    ) -> Text | Failed:
         action = query.action.strip().lower()
         if action not in ACTIONS:
             return Failed(UNKNOWN_ACTION.format(action=query.action))
@@ -218,7 +231,7 @@ class LspWorkspace:
             return await actions.symbols(context)
         if action == "diagnostics":
             return await diagnostics(context)
-        return await rename(context, targets, new_name, write=write)
+        return await rename(context, targets, new_name, write=write, before_write=before_write)
 
     async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,7 +189,11 @@ def _check_names(
             )
 
 
-def write_changes(changes: list[FileChange], new_name: str = "") -> None:
+def write_changes(
+    changes: list[FileChange],
+    new_name: str = "",
+    before_write: Callable[[Path], None] | None = None,
+) -> None:
     """Write each changed file atomically (a temporary file renamed over it, mode kept).
 
     All or nothing: when a write fails, or a file read back is not what was written or lacks
@@ -200,6 +205,8 @@ def write_changes(changes: list[FileChange], new_name: str = "") -> None:
         for change in changes:
             if change.new_text == change.old_text:
                 continue
+            if before_write is not None:
+                before_write(change.path)  # the agent keeps the file for `/undo`
             write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
             written.append(change)
         for change in written:

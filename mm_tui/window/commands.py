@@ -18,6 +18,7 @@ from mm_tui.agent.project_instructions import INIT_PROMPT
 from mm_tui.support.atomic_write import write_atomically
 from mm_tui.window.slash_commands import UNKNOWN_COMMAND, parse_command
 from mm_tui.window.turns import TurnController
+from mm_tui.window.undo_lines import UNDO_USAGE
 
 NEW_SESSION = "new session: the history and the loop detector start afresh"
 QUEUE_USAGE = "usage: /queue [clear]"
@@ -77,6 +78,7 @@ class SlashCommands:
             "/export": self.run_export,
             "/init": lambda _: self.turns.submit(INIT_PROMPT),
             "/queue": self.run_queue,
+            "/undo": self.run_undo,
             "/quit": lambda _: self.surface.leave(),
         }
         runners[command.name](argument)
@@ -90,6 +92,13 @@ class SlashCommands:
             self.turns.send_queue()
         else:
             self.surface.say("warning", QUEUE_USAGE)
+
+    def run_undo(self, argument: str) -> None:
+        """`/undo`: the last turn's files back; `/undo force` even over later changes."""
+        if argument not in ("", "force"):
+            self.surface.say("warning", UNDO_USAGE)
+            return
+        self.turns.undo(force=argument == "force")
 
     def run_permissions(self, argument: str) -> None:
         """`/permissions`: list and revoke session grants; `ask` / `allow` set the mode."""

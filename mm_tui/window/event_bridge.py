@@ -5,7 +5,7 @@ queued under a lock and one `EventsArrived` message is posted until the UI drain
 Consecutive text deltas are joined on the way, so a fast stream costs few UI updates.
 
 The window's own workers use the same road for their notes (`AgentReady`, `TurnWorkerDone`,
-`ModelsListed`, `TopLineChanged`): a worker posts, it never touches a widget.
+`ModelsListed`, `TopLineChanged`, `UndoDone`): a worker posts, it never touches a widget.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from textual.message import Message
 from textual.message_pump import MessagePump
 
+from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import Event, ReasoningDelta, TextDelta, ToolOutputDelta, TurnEnded
 from mm_tui.agent.port import AgentPort
 
@@ -47,7 +48,14 @@ class TopLineChanged:
     """The window's own note: a setting the top line shows changed in a worker."""
 
 
-WindowNote = AgentReady | TurnWorkerDone | ModelsListed | TopLineChanged
+@dataclass(frozen=True)
+class UndoDone:
+    """The window's own note: `/undo` ran in a worker; what it did."""
+
+    result: UndoResult
+
+
+WindowNote = AgentReady | TurnWorkerDone | ModelsListed | TopLineChanged | UndoDone
 WindowEvent = Event | WindowNote
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import EventSink, Notice, SpinnerChanged, TurnEnded
 from mm_tui.agent.model_client import ModelFault
 from mm_tui.agent.port import AgentPort, PermissionMode, PermissionState, TopLineView
@@ -88,6 +89,10 @@ class ReplaySource:
     def run_command(self, command: str) -> TurnEnded:
         """A replay runs no command."""
         return TurnEnded("error", NO_AGENT_IN_REPLAY.format(command="!"))
+
+    def undo(self, *, force: bool = False) -> UndoResult:
+        """A replay changed no file."""
+        return UndoResult(None)
 
     def cancel(self) -> None:
         """Esc: stop the replay where it is."""

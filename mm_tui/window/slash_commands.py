@@ -35,6 +35,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "/queue", "/queue [clear]", "send the messages kept after Esc, or drop them (clear)"
     ),
+    SlashCommand(
+        "/undo",
+        "/undo [force]",
+        "put back the files the last turn changed; its message returns to the prompt",
+    ),
     SlashCommand("/init", "/init", "ask the model to write a starter AGENTS.md for the project"),
     SlashCommand("/quit", "/quit", "quit (stops language servers and commands)"),
 )

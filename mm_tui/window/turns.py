@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from mm_tui.agent.attachments import attach_mentions
+from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
@@ -28,10 +29,11 @@ from mm_tui.agent.events import (
     running_state,
 )
 from mm_tui.agent.port import AgentPort, TopLineView
-from mm_tui.window.event_bridge import TurnWorkerDone, WindowEvent
+from mm_tui.window.event_bridge import TurnWorkerDone, UndoDone, WindowEvent
 from mm_tui.window.message_queue import MessageQueue
 from mm_tui.window.settings_intents import SettingsIntents
 from mm_tui.window.turn_surface import TurnSurface
+from mm_tui.window.undo_lines import undo_lines
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ def messages(count: int) -> str:
     """`1 queued message`, `3 queued messages`."""
     return f"{count} queued message{'' if count == 1 else 's'}"
 
+
+TYPED_KEPT = 50  # messages whose typed form `/undo` can give back
 
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
@@ -94,6 +98,7 @@ class TurnController(SettingsIntents):
         self.prompt_tokens = 0
         self._echoed: str | None = None
         self._said: set[str] = set()
+        self._typed: dict[str, str] = {}  # the message sent (files attached) -> as typed
 
     # -- the port and the top line --------------------------------------------------------
 
@@ -211,6 +216,9 @@ class TurnController(SettingsIntents):
         self.started_at = self.clock()
         attached = attach_mentions(text, self.start_view.cwd)  # `@path`: the file goes along
         self._echoed = attached.for_model
+        self._typed[attached.for_model] = text  # `/undo` gives back what was typed
+        while len(self._typed) > TYPED_KEPT:
+            del self._typed[next(iter(self._typed))]
         self.surface.show_status(WAITING_FOR_MODEL, 0.0)
         self.surface.show_user_message(text)
         for note in attached.notes:
@@ -240,6 +248,20 @@ class TurnController(SettingsIntents):
         self.surface.run_in_thread(
             lambda: self._run_command(port, command), group="turn", exclusive=True
         )
+
+    def undo(self, force: bool) -> None:
+        """`/undo [force]`: the core puts back the last turn's files, in a worker."""
+        port = self._port_for("/undo", idle=True)
+        if port is not None:
+            self.surface.run_in_thread(lambda: self.sink(UndoDone(port.undo(force=force))))
+
+    def undone(self, result: UndoResult) -> str | None:
+        """Say what `/undo` did; the turn's message as the person typed it, for the prompt."""
+        for level, text in undo_lines(result, self.start_view.cwd):
+            self.surface.say(level, text)
+        if result.prompt is None:
+            return None
+        return self._typed.get(result.prompt, result.prompt)
 
     def _run_command(self, port: AgentPort, command: str) -> None:
         """In a worker thread: the person's command, then a note that it returned."""

@@ -45,6 +45,9 @@ class ToolContext:
     #: Every piece of output, none dropped: the person's full copy (issue 14); the live row
     #: and the model's copy may both be cut.
     keep_output: Callable[[str], None] = lambda text: None
+    #: Called with a file's path just before a tool writes it, so `/undo` can put it back
+    #: (issue 14: write_file, edit_file and the lsp rename call it; agent/checkpoints.py).
+    before_change: Callable[[Path], None] = lambda path: None
 
 
 @dataclass(frozen=True)

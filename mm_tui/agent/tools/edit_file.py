@@ -187,6 +187,7 @@ class EditFileTool(Tool):
             return plan
         links = 0
         if not plan.dry_run:
+            ctx.before_change(plan.path)
             try:
                 links = write_atomically(plan.path, plan.data)
             except OSError as error:

@@ -164,7 +164,7 @@ class LspTool(Tool):
             query = _query(args, ctx)
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
-        match self._workspace_for_calls().execute(query, ctx.cancel):
+        match self._workspace_for_calls().execute(query, ctx.cancel, ctx.before_change):
             case Text(text, diff):
                 return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.DONE, diff)
             case Failed(text):

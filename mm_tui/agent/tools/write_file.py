@@ -132,6 +132,7 @@ class WriteFileTool(Tool):
             return plan
         if plan.unchanged:
             return ToolResult(UNCHANGED.format(path=plan.shown_path))
+        ctx.before_change(plan.path)
         try:
             write_atomically(plan.path, plan.data)
         except OSError as error:
