@@ -6,8 +6,9 @@ session. The column holds its blocks in three parts:
     [records above] [mounted blocks] [records below] [the tail: mounted blocks]
 
 - new blocks are queued and mounted in one batch per pass of the event loop;
-- while the person follows the bottom, at most `LIVE_MOST` blocks stay mounted: the oldest
-  finished ones become records above (`archive.Archived`), like Toad's pruning;
+- while the person follows the bottom, at most `LIVE_MOST` blocks (more on a tall screen) stay
+  mounted: the oldest finished ones become records above (`archive.Archived`), like Toad's
+  pruning;
 - reaching the top brings `REVIVE_BATCH` records back above, the view kept where it was; when
   that makes more than `LIVE_MOST` blocks mounted, the finished ones furthest below the view
   become records below, so scrolling through 5,000 rows never mounts 5,000 widgets;
@@ -34,8 +35,10 @@ LIVE_LEAST = 80
 #: Blocks brought back at a time when the person scrolls to the top (or down to the records
 #: below).
 REVIVE_BATCH = 60
-#: Blocks mounted when a conversation is shown whole, or after a jump to the bottom.
-OPEN_MOUNTED = 40
+#: Blocks mounted when a conversation is shown whole, or after a jump to the bottom; more
+#: come back while they do not fill the view one and a half times (one-line rows).
+OPEN_MOUNTED = 24
+FILL_SCREENS = 1.5
 
 
 class BlockWindow(VerticalScroll):
@@ -130,6 +133,16 @@ class BlockWindow(VerticalScroll):
 
     # -- mounting in batches and archiving ----------------------------------------------
 
+    def _most(self) -> int:
+        """Blocks mounted at most: `LIVE_MOST`, or more on a tall screen, so that one-line
+        blocks still reach three screens beyond a revived batch (blocks leaving below are then
+        always out of view, and reaching the records below never undoes a revive above)."""
+        return max(LIVE_MOST, REVIVE_BATCH + 3 * self.size.height)
+
+    def _least(self) -> int:
+        """Blocks kept mounted when the followed transcript prunes: two screens at least."""
+        return max(LIVE_LEAST, 2 * self.size.height)
+
     async def _add(self, block: Widget) -> None:
         """Queue a block; every block queued in this pass of the loop is mounted at once."""
         self._pending.append(block)
@@ -145,7 +158,7 @@ class BlockWindow(VerticalScroll):
             return
         if self.following and not self._below:
             # Blocks that would be archived right after mounting are archived unmounted.
-            keep = len(pending) - LIVE_LEAST
+            keep = len(pending) - self._least()
             if keep > 0:
                 gone = self._settled_prefix(pending[:keep])
                 self._archive += self._to_records(pending[:gone])
@@ -182,9 +195,9 @@ class BlockWindow(VerticalScroll):
     async def _prune(self) -> None:
         """While the bottom is followed, keep at most `LIVE_MOST` blocks mounted."""
         children = list(self.children)
-        if len(children) <= LIVE_MOST or not self.following or self._below:
+        if len(children) <= self._most() or not self.following or self._below:
             return
-        old = children[: self._settled_prefix(children[: len(children) - LIVE_LEAST])]
+        old = children[: self._settled_prefix(children[: len(children) - self._least()])]
         if old:
             self._archive += self._to_records(old)
             await self.remove_children(old)
@@ -214,8 +227,8 @@ class BlockWindow(VerticalScroll):
             if first is not None:
                 self.call_after_refresh(self._keep_view, first, 0.0)
             window = self._window()
-            if len(window) > LIVE_MOST:
-                extra = window[LIVE_MOST:]
+            if len(window) > self._most():
+                extra = window[self._most() :]
                 gone = len(extra) - self._settled_prefix(extra[::-1], focus=False)
                 leaving = extra[gone:]
                 if leaving:
@@ -236,8 +249,8 @@ class BlockWindow(VerticalScroll):
             if not self._below:
                 self._gap = None
             window = self._window()
-            if len(window) > LIVE_MOST:
-                far = window[: len(window) - LIVE_MOST]
+            if len(window) > self._most():
+                far = window[: len(window) - self._most()]
                 leaving = window[: self._settled_prefix(far, focus=False)]
                 if leaving:
                     anchor = window[len(leaving)]
@@ -279,6 +292,21 @@ class BlockWindow(VerticalScroll):
             self._set_new_below(0)
         finally:
             self._busy = False
+        self.call_after_refresh(self._fill_view)
+
+    async def _fill_view(self) -> None:
+        """While the bottom is followed and the mounted blocks are too few to scroll up
+        through, bring records back above (a screen of one-line rows would never reach the
+        top to ask for them)."""
+        if self._busy or self._below or not self.following or not self._archive:
+            return
+        if self.virtual_size.height >= FILL_SCREENS * self.size.height:
+            return
+        records = self._archive[-OPEN_MOUNTED:]
+        del self._archive[-OPEN_MOUNTED:]
+        first = self.children[0] if self.children else None
+        await self.mount_all(self._revived(records), before=first)
+        self.call_after_refresh(self._fill_view)
 
     def _keep_view(self, anchor: Widget, offset: float) -> None:
         """Scroll so that `anchor` is `offset` lines from the view's top, as before."""
@@ -299,6 +327,7 @@ class BlockWindow(VerticalScroll):
         await self.mount_all(self._revived(records[split:]), before=first)
         if self.following:
             self.scroll_end(animate=False, immediate=True)
+        self.call_after_refresh(self._fill_view)
 
     def blocks_in_order(self) -> list[Widget | Archived]:
         """Every block in order: records and widgets (the queued ones last)."""

@@ -190,7 +190,7 @@ async def test_a_long_replay_reaches_its_end_and_rows_come_back_and_fold_when_sc
         await wait_for(pilot, ended, "the replay's end below its last turn")
         await settle(pilot)
         assert [n.text for n in app.query(NoticeLine)] == [END_OF_REPLAY]  # said once
-        assert len(transcript.children) <= OPEN_MOUNTED + 1  # not 1,100 widgets
+        assert len(transcript.children) <= 2 * OPEN_MOUNTED + 1  # not 1,100 widgets
         last = f"c{TURNS - 1}_4"
         assert transcript.rows[last].status == ToolStatus.FAILED
         assert transcript.rows[last].expanded  # a failure opens, as it did live
@@ -243,3 +243,32 @@ async def test_a_long_replay_reaches_its_end_and_rows_come_back_and_fold_when_sc
         assert len(transcript.children) <= LIVE_MOST
         assert transcript.scroll_y == transcript.max_scroll_y
         assert transcript.to_markdown() == exported
+
+
+async def test_a_turn_of_hundreds_of_one_line_rows_fills_a_tall_view_and_scrolls_back(
+    tmp_path: Path,
+) -> None:
+    session = long_session(1)
+    calls = [{"id": f"r{k}", "type": "function",
+              "function": {"name": "bash", "arguments": json.dumps({"command": f"true {k}"})}}
+             for k in range(300)]  # fmt: skip
+    session["messages"][2:] = [{"role": "assistant", "content": "", "tool_calls": calls}]
+    session["messages"] += [{"role": "tool", "tool_call_id": f"r{k}", "content": ""}
+                            for k in range(300)]  # fmt: skip
+    factory = replay_factory(Replay(session, Pace(speed=0)), {"model": "m"}, cwd=FIXED_CWD)
+    app = MMApp(Config(), FIXED_CWD, agent_factory=factory, build_in_worker=False,
+                history_path=tmp_path / "h.jsonl", still=True)  # fmt: skip
+    async with app.run_test(size=(100, 80)) as pilot:
+        transcript = app.transcript
+        await wait_for(pilot, lambda: "r299" in transcript.rows, "the last row")
+        await wait_for(pilot, lambda: transcript.max_scroll_y > 0, "more than the view holds")
+        await settle(pilot)
+        assert transcript.virtual_size.height >= transcript.size.height  # not 24 lines of 80
+        assert len(transcript.children) < 300
+        for _ in range(300):
+            if "r0" in transcript.rows:
+                break
+            transcript.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda: transcript.scroll_y > 0 or "r0" in transcript.rows,
+                           "a batch comes back above")  # fmt: skip
+        assert isinstance(transcript.children[0], UserMessage)  # the turn's message, first
