@@ -50,6 +50,7 @@ from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
+from mm_tui.widgets.trust_screen import TrustScreen
 from mm_tui.window import event_bridge as notes
 from mm_tui.window.commands import SlashCommands
 from mm_tui.window.notifications import QUESTION_WAITS, TURN_DONE, TURN_FAILED
@@ -58,6 +59,7 @@ from mm_tui.window.turns import TurnController
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
+    from mm_tui.window.project_trust import ProjectTrust
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +95,14 @@ class MMApp(WindowPreferences):
         clock: Callable[[], float] = time.monotonic,
         still: bool = False,
         first_run: ServerCheck | None = None,
+        trust: ProjectTrust | None = None,
     ) -> None:
         """`agent_factory` builds the port (the Agent, or a replay source) with the app's sink:
         in a worker after the first frame (the Agent imports openai), or at mount when
         `build_in_worker` is False (a replay: its top line is right from the first frame).
         `still`: no cursor blink, no animation, no spinner motion (snapshot tests).
-        `first_run`: the server check whose findings open the empty transcript."""
+        `first_run`: the server check whose findings open the empty transcript.
+        `trust`: a project to ask about before the core is built (issue 11)."""
         super().__init__(config)
         self.cwd = cwd
         self.agent_factory = agent_factory
@@ -106,6 +110,7 @@ class MMApp(WindowPreferences):
         self.clock = clock
         self.still = still
         self.first_run = first_run
+        self.project_trust = trust
         self.bridge = notes.EventBridge(self)
         self.history = PromptHistory(
             history_path if history_path is not None else default_history_path()
@@ -150,10 +155,21 @@ class MMApp(WindowPreferences):
         self.turns.refresh_top_line()
         if not self.still:
             self.set_interval(TICK_SECONDS, self._tick)
-        if factory is not None and self.build_in_worker:
+        if factory is not None and self.build_in_worker and self.project_trust is not None:
+            question = TrustScreen(self.project_trust.question)
+            self.push_screen(question, self._trust_answered)  # the core waits for the answer
+        elif factory is not None and self.build_in_worker:
             # After the first frame: building the Agent imports openai, which would hold the
             # GIL while the window draws itself.
             self.call_after_refresh(self._build_agent, factory)
+
+    def _trust_answered(self, trusted: bool | None) -> None:
+        """The project is trusted (the config is loaded again) or not; the core starts."""
+        assert self.project_trust is not None
+        if (obeyed := self.project_trust.answer(trusted)) is not None:
+            self.config, self.agent_factory = obeyed
+        if self.agent_factory is not None:
+            self._build_agent(self.agent_factory)
 
     def _tick(self) -> None:
         if not self.turns.running or not self.query(StatusLine):  # idle, or closing

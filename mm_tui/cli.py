@@ -207,6 +207,7 @@ def _run(args: argparse.Namespace) -> int:
         continue_last=args.continue_last,
         replay=args.replay,
         demo=args.demo,
+        reload=lambda: load(cwd),
     )
 
 

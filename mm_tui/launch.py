@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mm_tui.app import MMApp
 from mm_tui.faces.exit_codes import EXIT_CONFIG_ERROR
 from mm_tui.keymap import keymap_problems
-from mm_tui.window.ports import live_factory, replay_port_factory
+from mm_tui.window.ports import PortFactory, live_factory, replay_port_factory
+from mm_tui.window.project_trust import ProjectTrust
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
@@ -23,8 +25,10 @@ def run_app(
     continue_last: bool = False,
     replay: Path | None = None,
     demo: bool = False,
+    reload: Callable[[], Config] | None = None,
 ) -> int:
-    """Open the window and return the exit status (the CLI's entry point)."""
+    """Open the window and return the exit status (the CLI's entry point). `reload`: the
+    config loaded again, as after trusting the project (issue 11)."""
     if problems := keymap_errors(config):
         for line in problems:
             print(f"mm-tui: {line}", file=sys.stderr)
@@ -39,17 +43,38 @@ def run_app(
             return EXIT_CONFIG_ERROR
         app = MMApp(config, cwd, agent_factory=factory, build_in_worker=False)
     else:
-        from mm_tui.agent.server_check import first_run_findings
-
-        factory = live_factory(config, cwd, resume, continue_last)
-        fresh = resume is None and not continue_last  # a resumed session has its own start
-        check = (lambda: first_run_findings(config)) if fresh else None
-        app = MMApp(config, cwd, agent_factory=factory, first_run=check)
+        app = build_app(config, cwd, resume=resume, continue_last=continue_last, reload=reload)
     try:
         status = app.run()
     finally:
         app.turns.close()
     return status if isinstance(status, int) else app.return_code or 0
+
+
+def build_app(
+    config: Config,
+    cwd: Path,
+    *,
+    resume: Path | str | None = None,
+    continue_last: bool = False,
+    reload: Callable[[], Config] | None = None,
+) -> MMApp:
+    """The live window as the CLI opens it (not yet running); it first asks to trust the
+    project when its files would change how mm-tui works and `reload` can apply the answer."""
+    from mm_tui.agent.server_check import first_run_findings
+
+    def factory_for(obeyed: Config) -> PortFactory:
+        return live_factory(obeyed, cwd, resume, continue_last)
+
+    fresh = resume is None and not continue_last  # a resumed session has its own start
+    check = (lambda: first_run_findings(config)) if fresh else None
+    trust: ProjectTrust | None = None
+    if reload is not None:
+        from mm_tui.agent.trust_question import trust_question
+
+        question = trust_question(cwd, config.source, config.untrusted)
+        trust = ProjectTrust(question, reload, factory_for) if question is not None else None
+    return MMApp(config, cwd, agent_factory=factory_for(config), first_run=check, trust=trust)
 
 
 def keymap_errors(config: Config) -> list[str]:

@@ -2,8 +2,9 @@
 
 Added to the system prompt, bounded so a long file cannot eat a small model's context, and
 said once at start (`using AGENTS.md (1.2k tokens)`). The file belongs to the project, like a
-project config: `trusted` is the hook for the config's trust rule (a file from an untrusted
-checkout is announced but not used).
+project config, and follows its trust rule (`agent/trust.py`): it may only change what the
+model is told, which an untrusted project may not, so a file the person has not trusted (with
+this content) is announced but not used.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ AGENTS_FILE = "AGENTS.md"
 MAX_CHARS = 16_000  # about 4k tokens: a quarter of a small model's usual window at most
 USING = "using AGENTS.md ({tokens} tokens)"
 USING_CUT = "using AGENTS.md ({tokens} tokens, cut from {total} — keep it shorter)"
-NOT_TRUSTED = "AGENTS.md not used: this project is not trusted"
+NOT_TRUSTED = (
+    "AGENTS.md not used: this directory is not trusted with it (run `mm-tui trust` in {folder})"
+)
 UNREADABLE = "AGENTS.md not used: {error}"
 HEADER = "Instructions from the project's AGENTS.md (follow them):"
 
@@ -58,19 +61,25 @@ def load_project_instructions(
     root: Path,
     *,
     max_chars: int = MAX_CHARS,
-    trusted: Callable[[Path], bool] = lambda _root: True,
+    trusted: Callable[[Path, bytes], bool] | None = None,
 ) -> ProjectInstructions | None:
-    """None when the project has no AGENTS.md; else its bounded text and the note to say."""
+    """None when the project has no AGENTS.md; else its bounded text and the note to say.
+    `trusted(path, content)`: by default, whether the person trusted it (`agent/trust.py`)."""
     path = root / AGENTS_FILE
     if not path.is_file():
         return None
-    if not trusted(root):
-        return ProjectInstructions("", NOT_TRUSTED, "warning")
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
+        data = path.read_bytes()  # read once: what is checked is what is used
     except OSError as exc:
         log.debug("cannot read %s", path, exc_info=True)
         return ProjectInstructions("", UNREADABLE.format(error=exc.strerror or exc), "warning")
+    if trusted is None:
+        from mm_tui.agent.trust import is_trusted
+
+        trusted = is_trusted
+    if not trusted(path, data):
+        return ProjectInstructions("", NOT_TRUSTED.format(folder=root), "warning")
+    text = data.decode("utf-8", errors="replace").strip()
     if not text:
         return None
     if len(text) > max_chars:
