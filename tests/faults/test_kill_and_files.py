@@ -47,6 +47,9 @@ def session_files(home: Path) -> list[Path]:
 def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
+    # The resumed history (1,000 lines of notes) fits a 32k window; in 8k it would be compacted
+    # before the next message (test_a_resumed_history_too_big_for_the_window_is_compacted_first).
+    model_server.n_ctx = 32768
     model_server.enqueue(
         Reply(
             text="Writing the file, then waiting.",
@@ -173,3 +176,47 @@ def test_a_garbage_empty_or_directory_config(
         assert result.returncode == 2
         [line] = result.stderr.strip().splitlines()
         assert line.startswith(f"mm-tui: config error in {config}")
+
+
+def test_a_resumed_history_too_big_for_the_window_is_compacted_first(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    """The context of a resumed session is known before any request (estimated): a history
+    that no longer fits the server's window is summarised before the next message is sent,
+    instead of being sent whole to a server that would cut it."""
+    model_server.n_ctx = 8192
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": NOTES})]),
+        Reply(text="Written."),
+    )
+    first = mm(
+        "-p",
+        "write the notes",
+        "--yolo",
+        "--base-url",
+        model_server.base_url,
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "notes.txt").read_text() == NOTES
+
+    model_server.enqueue(Reply(text="The notes were written."), Reply(text="Resumed fine."))
+    resumed = mm(
+        "-p",
+        "go on",
+        "--continue",
+        "--base-url",
+        model_server.base_url,
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Resumed fine." in resumed.stdout
+    assert "— compacting" in resumed.stderr
+    sent = model_server.requests[-1]["messages"]
+    assert_valid_history(sent)
+    assert "line 999: kept" not in json.dumps(sent)
+    assert "The notes were written." in json.dumps(sent)
