@@ -115,6 +115,12 @@ class BlockWindow(VerticalScroll):
         elif where == "top":
             self.scroll_home(animate=False)
 
+    def action_scroll_end(self) -> None:
+        """End on the focused transcript: back to the newest blocks, as End from the prompt
+        (an animated scroll would stop at the end of the mounted blocks, short of the records
+        below)."""
+        self.scroll_by_key("bottom")
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         at_end = new_value >= self.max_scroll_y
@@ -238,7 +244,7 @@ class BlockWindow(VerticalScroll):
                     self._below[:0] = self._to_records(leaving)
                     await self._remove_out_of_view(leaving)
         finally:
-            self._busy = False
+            self._done()
 
     async def _revive_below(self) -> None:
         """The oldest records below come back before the tail; blocks far above leave."""
@@ -259,7 +265,14 @@ class BlockWindow(VerticalScroll):
                     await self._remove_out_of_view(leaving)
                     self.call_after_refresh(self._keep_view, anchor, offset)
         finally:
-            self._busy = False
+            self._done()
+
+    def _done(self) -> None:
+        """A revive ended; End may have been pressed meanwhile (it waited for this)."""
+        self._busy = False
+        if self.following and self._below:
+            self._busy = True
+            self.call_later(self._jump_to_bottom)
 
     async def _remove_out_of_view(self, blocks: list[Widget]) -> None:
         """Unmount blocks far from the view; a focused one loses the focus first, so that

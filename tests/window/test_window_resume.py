@@ -272,3 +272,30 @@ async def test_a_turn_of_hundreds_of_one_line_rows_fills_a_tall_view_and_scrolls
             await wait_for(pilot, lambda: transcript.scroll_y > 0 or "r0" in transcript.rows,
                            "a batch comes back above")  # fmt: skip
         assert isinstance(transcript.children[0], UserMessage)  # the turn's message, first
+
+
+async def test_ctrl_home_pressed_fast_then_end_on_the_focused_transcript_shows_the_newest(
+    tmp_path: Path,
+) -> None:
+    session = long_session(TURNS)
+    factory = replay_factory(Replay(session, Pace(speed=0)), {"model": "m"}, cwd=FIXED_CWD)
+    app = MMApp(Config(), FIXED_CWD, agent_factory=factory, build_in_worker=False,
+                history_path=tmp_path / "h.jsonl", still=True)  # fmt: skip
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.transcript
+        last = f"c{TURNS - 1}_4"
+        await wait_for(pilot, lambda: last in transcript.rows, "the last row")
+        for _ in range(8):  # as fast as keys come: a press during a revive is not lost work
+            await pilot.press("ctrl+home")
+        for _ in range(6):
+            await pilot.press("ctrl+home")
+            await settle(pilot)
+        await wait_for(pilot, lambda: last not in transcript.rows, "the newest left, below")
+        app.animation_level = "full"  # Textual's own End animates its scroll
+        transcript.focus()
+        await pilot.press("end")
+        await wait_for(pilot, lambda: last in transcript.rows, "the newest blocks again")
+        await settle(pilot)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert getattr(transcript.children[-1], "text", "") == END_OF_REPLAY
+        assert len(transcript.children) <= LIVE_MOST
