@@ -1,8 +1,9 @@
 """The classes the held-out set exposed (issue 12, session 19), each attacked as a hostile model
 would: bracketed Python calls in prose, invoke markup with a tag prefix and typed parameters,
 `<param>` children and CDATA values, Mistral's `[CALL_ID]`, a broken object around a whole
-call, protocol tokens left in the answer, and a call written in the reasoning beside answer
-text. Floods are sized so that a quadratic reader would run past the suite's per-test timeout
+call, protocol tokens left in the answer, a call written in the reasoning beside answer text
+(round 1); Gemma-style `call:name{…}` with FunctionGemma's `<escape>` strings, and Olmo 3's
+calls one a line inside `<function_calls>` (round 2). Floods are sized so that a quadratic reader would run past the suite's per-test timeout
 (pyproject: 120 s); no test measures wall-clock time."""
 
 from __future__ import annotations
@@ -174,6 +175,63 @@ def test_tokens_stay_in_an_answer_without_calls_and_floods_stay_linear() -> None
     call = '<tool_call>{"name": "bash", "arguments": {}}</tool_call>'
     assert read_calls("<|a|> word " * 50_000 + call, known).remaining == "word"
     assert len(read_calls("<x>" * 50_000 + "</x>" * 50_000 + call, known).calls) == 1
+
+
+# -- Gemma-style calls with another string delimiter; Olmo 3's calls one a line ---------------
+
+
+def test_function_gemma_calls_read_with_or_without_their_tokens() -> None:
+    text = (
+        "On it. <start_function_call>call:get_weather{city:<escape>Oslo, NO<escape>"
+        "days:<escape>3<escape>}<end_function_call>"
+    )
+    found = read_calls(text, known)
+    assert [(c.name, c.arguments) for c in found.calls] == [
+        ("get_weather", {"city": "Oslo, NO", "days": "3"})
+    ]
+    assert found.remaining == "On it."
+    bare = "call:search{q:<escape>a: b<escape>}"
+    assert calls_of(bare) == [("search", {"q": "a: b"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call:rm_everything{path:<escape>/<escape>}",
+        "call:tool_name{x:<escape>1<escape>}",
+        "Use `call:get_weather{city:<escape>Oslo<escape>}` to ask.",
+        "For example: call:get_weather{city:<escape>Oslo<escape>}",
+        "recall:get_weather{city:<escape>Oslo<escape>}",
+    ],
+)
+def test_bare_gemma_mentions_examples_and_undeclared_names_are_no_calls(text: str) -> None:
+    assert calls_of(text) == []
+
+
+def test_a_gemma_call_cut_inside_a_string_never_runs_and_floods_stay_linear() -> None:
+    [cut] = read_calls("<start_function_call>call:search{q:<escape>abc", known).calls
+    assert cut.not_run == CUT.format("it is not closed")
+    assert cut.arguments == "{q:<escape>abc"  # never completed
+    assert len(calls_of("call:search{q:<escape>" * 50_000)) == 1
+    assert calls_of("<start_function_call>" * 100_000) == []
+
+
+def test_olmo_calls_one_a_line_inside_function_calls() -> None:
+    text = "<function_calls>get_weather(city='Oslo')\nsearch()\nsearch(q=[])</function_calls>"
+    assert calls_of(text) == [
+        ("get_weather", {"city": "Oslo"}),
+        ("search", {}),
+        ("search", {"q": []}),
+    ]
+    assert calls_of("<function_calls>I would call get_weather here.</function_calls>") == []
+    flood = "<function_calls>" + "search()\n" * 20_000 + "</function_calls>"
+    assert len(calls_of(flood)) == 20_000
+
+
+def test_answer_tags_leave_the_answer_only_beside_a_call() -> None:
+    call = '<tool_calls>[{"name": "search", "arguments": {}}]</tool_calls>'
+    assert read_calls(call + "\n</answer>", known).remaining == ""
+    assert read_calls("<answer>Paris.</answer>", known).remaining == "<answer>Paris.</answer>"
 
 
 # -- a call written in the reasoning, the answer holding text --------------------------------

@@ -24,12 +24,13 @@ from mm_tui.agent.calls.policy import mask, select
 __all__ = ["CUT_REASON", "TextCall", "TextCalls", "read_calls"]
 
 CUT_REASON = "[not run: the reply ended inside this call ({why}) — call it again, whole]"
-#: A special token: `<|role_sep|>`, `<｜tool▁sep｜>`, an end of sequence `</s>`, a stray
-#: `</think>`. A chain of them, with short header words between (`<|message_sep|>function
-#: call<|role_sep|>`, `<|channel|>final<|message|>`), is protocol, not prose.
-_TOKEN = r"(?:<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</?s>|</?think>|</?minimax:tool_call>)"
+#: A chain of special tokens (`<|role_sep|>`, `<｜tool▁sep｜>`) with short header words between
+#: them (`<|message_sep|>function call<|role_sep|>`, `<|channel|>final<|message|>`) is protocol,
+#: not prose; so are an end of sequence `</s>`, a stray `</think>` or `</answer>`.
+_SPECIAL = r"(?:<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>)"
 _LEFTOVER_TOKENS = re.compile(
-    rf"{_TOKEN}(?:[ \t\r\n]*(?:[A-Za-z][\w .=:-]{{0,38}}?[ \t\r\n]*)?{_TOKEN})*"
+    rf"{_SPECIAL}(?:[ \t\r\n]*(?:[A-Za-z][\w .=:-]{{0,38}}?[ \t\r\n]*)?{_SPECIAL})*"
+    r"|</?(?:s|think|answer|minimax:tool_call)>"
 )
 #: A wrapper left empty once its calls were taken out: `<TOOLCALL></TOOLCALL>`.
 _EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w:.-]{0,40})>\s*</\1>")
@@ -40,7 +41,7 @@ def _find_all(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found += special_tokens.find_harmony(text, masked)
     found += special_tokens.find_kimi(text, masked)
     found += special_tokens.find_deepseek(text, masked)
-    found += special_tokens.find_gemma(text, masked)
+    found += special_tokens.find_gemma(text, masked, is_known)
     found += special_tokens.find_mistral(text, masked)
     found += pythonic.find_pythonic(text, masked, is_known)
     found += markup.find_qwen(text, masked)

@@ -1,6 +1,6 @@
 """Calls written as Python function calls (issue 12): `[get_weather(city="Paris")]` between
-LFM2's `<|tool_call_start|>` tokens, after Llama's `<|python_tag|>`, in Gemma 3's ```tool_code
-fence, standing alone on a line for a declared tool, or as a bracketed list of declared tools
+LFM2's `<|tool_call_start|>` tokens, after Llama's `<|python_tag|>`, one a line inside Olmo 3's
+`<function_calls>`, in Gemma 3's ```tool_code fence, standing alone on a line for a declared tool, or as a bracketed list of declared tools
 anywhere in prose (Llama 4: `Here's a tool call: [get_weather(location='Paris')] and …`).
 Models do not always write valid Python: JSON literals (`true`, `null`) and raw newlines inside
 strings are accepted. A list the reply ended inside is kept as cut: it never runs.
@@ -28,7 +28,8 @@ from mm_tui.agent.calls.model import (
 log = logging.getLogger(__name__)
 
 _TOKENS = re.compile(
-    r"<\|(?:tool_call_start|python_start)\|>(?P<body>.*?)(?:<\|(?:tool_call_end|python_end)\|>|$)",
+    r"<\|(?:tool_call_start|python_start)\|>(?P<body>.*?)(?:<\|(?:tool_call_end|python_end)\|>|$)"
+    r"|<function_calls>(?P<olmo>.*?)(?:</function_calls>|$)",  # Olmo 3: one call a line
     re.DOTALL,
 )
 _PYTHON_TAG = re.compile(
@@ -82,14 +83,16 @@ def parse_calls(body: str) -> list[RawCall] | None:
     source = body.strip()
     if not source or len(source) > 200_000:
         return None
-    try:
-        tree = ast.parse(_python_source(source), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        log.debug("not a pythonic call", exc_info=True)
-        return None
-    items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
-    calls: list[RawCall] = []
     python = _python_source(source)
+    try:
+        tree = ast.parse(python, mode="eval").body
+        items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        items = _one_call_a_line(python)
+        if items is None:
+            log.debug("not a pythonic call", exc_info=True)
+            return None
+    calls: list[RawCall] = []
     for item in items:
         if not isinstance(item, ast.Call) or item.args:
             return None
@@ -104,6 +107,17 @@ def parse_calls(body: str) -> list[RawCall] | None:
     return calls or None
 
 
+def _one_call_a_line(python: str) -> list[ast.expr] | None:
+    """`f(a=1)\ng()`: several calls, one a statement (Olmo 3), or None."""
+    try:
+        module = ast.parse(python, mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not module.body or not all(isinstance(s, ast.Expr) for s in module.body):
+        return None
+    return [s.value for s in module.body if isinstance(s, ast.Expr)]
+
+
 def _broken_call(body: str) -> list[RawCall] | None:
     """A marked block that starts like a call but does not parse: kept with its raw text, so
     the model hears that its call was broken."""
@@ -115,7 +129,8 @@ def find_pythonic(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found: list[Found] = []
     for pattern, strength in ((_TOKENS, MARKED), (_PYTHON_TAG, MARKED), (_FENCE, FENCED)):
         for match in pattern.finditer(masked):
-            body = text[match.start("body") : match.end("body")]
+            group = "olmo" if match.groupdict().get("olmo") is not None else "body"
+            body = text[match.start(group) : match.end(group)]
             calls = parse_calls(body) or (_broken_call(body) if strength == MARKED else None)
             if calls:
                 found.append(

@@ -12,7 +12,15 @@ import re
 from typing import Any
 
 from mm_tui.agent.calls.jsonish import MAX_DEPTH, close_json, loads_lenient, scan_value
-from mm_tui.agent.calls.model import BADGE_TEXT_TAG, BADGE_TEXT_TOKENS, MARKED, Found, RawCall
+from mm_tui.agent.calls.model import (
+    BADGE_TEXT_TAG,
+    BADGE_TEXT_TOKENS,
+    BARE,
+    MARKED,
+    Found,
+    IsKnown,
+    RawCall,
+)
 
 # -- harmony (gpt-oss) --------------------------------------------------------------------------
 _HARMONY = re.compile(
@@ -59,8 +67,16 @@ _DS_SEP = re.compile(rf"<{_BAR}tool{_SEP}sep{_BAR}>")
 DEEPSEEK_NOISE = re.compile(rf"<{_BAR}end{_SEP}of{_SEP}sentence{_BAR}>")
 
 # -- Gemma 4 -------------------------------------------------------------------------------------
-_GEMMA = re.compile(r"<\|tool_call>\s*call:(?P<name>[\w.-]+)\s*(?=\{)")
+#: Gemma 4's `<|tool_call>call:name{…}` and FunctionGemma's `<start_function_call>call:name{…}`;
+#: without either opener (a server that stripped special tokens) only for a declared name.
+_GEMMA = re.compile(
+    r"(?P<opener><\|tool_call>|<start_function_call>)?\s*(?<![\w.-])call:(?P<name>[\w.-]+)\s*(?=\{)"
+)
 _GEMMA_QUOTE = '<|"|>'
+_GEMMA_QUOTES = (_GEMMA_QUOTE, "<escape>")  # Gemma 4, FunctionGemma: a string's delimiter
+_GEMMA_CLOSER = re.compile(
+    r"\s*(?:<tool_call\|>|</tool_call>|<\|tool_call\|>|<end_of_turn>|<end_function_call>)"
+)
 
 # -- Mistral / Devstral / Ministral --------------------------------------------------------------
 _MISTRAL = re.compile(
@@ -158,27 +174,45 @@ def find_deepseek(text: str, masked: str) -> list[Found]:
     return found
 
 
-def gemma_to_json(body: str) -> str:
-    """Gemma 4's argument syntax as JSON: `<|"|>…<|"|>` strings (raw, quotes and backslashes
-    kept as written) become JSON strings, bare keys get quotes."""
-    out: list[str] = []
+def gemma_to_json(body: str, quote: str = _GEMMA_QUOTE) -> str:
+    """Gemma's argument syntax as JSON: `<|"|>…<|"|>` (FunctionGemma: `<escape>…<escape>`)
+    strings, raw, quotes and backslashes kept as written, become JSON strings; bare keys get
+    quotes, and a key right after a string gets the comma the model left out."""
+    pieces: list[tuple[str, bool]] = []  # (text, is a string)
+    plain: list[str] = []
     i = 0
     while i < len(body):
-        if body.startswith(_GEMMA_QUOTE, i):
-            close = body.find(_GEMMA_QUOTE, i + len(_GEMMA_QUOTE))
+        string = ""
+        if body.startswith(quote, i):
+            close = body.find(quote, i + len(quote))
             if close < 0:
                 close = len(body)
-            out.append(json.dumps(body[i + len(_GEMMA_QUOTE) : close], ensure_ascii=False))
-            i = close + len(_GEMMA_QUOTE)
-            continue
-        if body[i] == '"':  # a JSON string written as such
+            string = json.dumps(body[i + len(quote) : close], ensure_ascii=False)
+            i = close + len(quote)
+        elif body[i] == '"':  # a JSON string written as such
             span_end = _string_end(body, i)
-            out.append(body[i:span_end])
-            i = span_end
+            string, i = body[i:span_end], span_end
+        else:
+            plain.append(body[i])
+            i += 1
             continue
-        out.append(body[i])
-        i += 1
-    return re.sub(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:", r'\1"\2":', "".join(out))
+        pieces += [("".join(plain), False), (string, True)]
+        plain = []
+    pieces.append(("".join(plain), False))
+    out: list[str] = []
+    after_string = False
+    for piece, is_string in pieces:
+        if not is_string:
+            comma = "," if after_string else ""
+            piece = _GEMMA_FIRST_KEY.sub(rf'{comma}\1"\2":', piece, count=1)
+            piece = _GEMMA_KEY.sub(r'\1"\2":', piece)
+        out.append(piece)
+        after_string = is_string
+    return "".join(out)
+
+
+_GEMMA_KEY = re.compile(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:")
+_GEMMA_FIRST_KEY = re.compile(r"^(\s*)([A-Za-z_][\w-]*)\s*:")
 
 
 def _string_end(text: str, start: int) -> int:
@@ -193,16 +227,16 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def _gemma_body_end(text: str, start: int) -> tuple[int, bool]:
-    """Where the `{…}` at `start` ends, `<|"|>` strings read as strings; (end, closed)."""
+def _gemma_body_end(text: str, start: int, quote: str) -> tuple[int, bool]:
+    """Where the `{…}` at `start` ends, `quote` strings read as strings; (end, closed)."""
     depth = 0
     i = start
     while i < len(text):
-        if text.startswith(_GEMMA_QUOTE, i):
-            close = text.find(_GEMMA_QUOTE, i + len(_GEMMA_QUOTE))
+        if text.startswith(quote, i):
+            close = text.find(quote, i + len(quote))
             if close < 0:
                 return len(text), False
-            i = close + len(_GEMMA_QUOTE)
+            i = close + len(quote)
             continue
         if text[i] == '"':
             i = _string_end(text, i)
@@ -217,24 +251,36 @@ def _gemma_body_end(text: str, start: int) -> tuple[int, bool]:
     return len(text), False
 
 
-def find_gemma(text: str, masked: str) -> list[Found]:
+def _first_quote(text: str, start: int) -> str:
+    """The string delimiter a Gemma call uses: whichever comes first after its name."""
+    head = text[start : start + 4000]
+    seen = [(head.find(q), q) for q in _GEMMA_QUOTES if q in head]
+    return min(seen)[1] if seen else _GEMMA_QUOTE
+
+
+def find_gemma(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found: list[Found] = []
+    consumed = 0
     for match in _GEMMA.finditer(masked):
-        end, closed = _gemma_body_end(text, match.end())
+        marked = match.group("opener") is not None
+        if match.start() < consumed or not marked and not is_known(match.group("name")):
+            continue  # inside a call already read, or `call:x{…}` naming no declared tool
+        quote = _first_quote(text, match.end())
+        end, closed = _gemma_body_end(text, match.end(), quote)
+        consumed = end  # linear: what a body covered is never read again
         body = text[match.end() : end]
-        value = loads_lenient(gemma_to_json(body)) if closed else None
-        closer = re.match(
-            r"\s*(?:<tool_call\|>|</tool_call>|<\|tool_call\|>|<end_of_turn>)", text[end:]
-        )
-        finish = end + (closer.end() if closer else 0)
+        value = loads_lenient(gemma_to_json(body, quote)) if closed else None
+        closer = _GEMMA_CLOSER.match(text, end)
+        finish = closer.end() if closer else end
         arguments: Any = value if isinstance(value, dict) else body
+        call = RawCall(match.group("name"), arguments, needs_declared=not marked)
         found.append(
             Found(
                 match.start(),
                 finish,
-                [RawCall(match.group("name"), arguments)],
+                [call],
                 BADGE_TEXT_TAG,
-                MARKED,
+                MARKED if marked else BARE,
                 not closed,
             )
         )
