@@ -45,6 +45,7 @@ from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
+from mm_tui.widgets.session_picker import SessionPicker
 from mm_tui.widgets.slash_menu import SlashMenu
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
@@ -96,13 +97,15 @@ class MMApp(WindowPreferences):
         still: bool = False,
         first_run: ServerCheck | None = None,
         trust: ProjectTrust | None = None,
+        pick_session: bool = False,
     ) -> None:
         """`agent_factory` builds the port (the Agent, or a replay source) with the app's sink:
         in a worker after the first frame (the Agent imports openai), or at mount when
         `build_in_worker` is False (a replay: its top line is right from the first frame).
         `still`: no cursor blink, no animation, no spinner motion (snapshot tests).
         `first_run`: the server check whose findings open the empty transcript.
-        `trust`: a project to ask about before the core is built (issue 11)."""
+        `trust`: a project to ask about before the core is built (issue 11).
+        `pick_session`: open `/resume`'s picker once the core is ready (`--resume` alone)."""
         super().__init__(config)
         self.cwd = cwd
         self.agent_factory = agent_factory
@@ -111,6 +114,7 @@ class MMApp(WindowPreferences):
         self.still = still
         self.first_run = first_run
         self.project_trust = trust
+        self.pick_session = pick_session
         self.bridge = notes.EventBridge(self)
         self.history = PromptHistory(
             history_path if history_path is not None else default_history_path()
@@ -197,18 +201,9 @@ class MMApp(WindowPreferences):
 
     def _build_now(self, factory: PortFactory) -> None:
         if (port := self._make_port(factory)) is not None:
-            self.call_later(self._show_resumed, port)
+            self.call_later(self.surface.show_resumed, port)
             for notice in self.turns.port_ready(port):
                 self.surface.say(notice.level, notice.text)
-
-    async def _show_resumed(self, port: AgentPort) -> None:
-        """The conversation the port opened with (--continue, --resume, a replay at speed 0),
-        shown at once: built from its history, not played (issue 16)."""
-        history = port.resumed_history()
-        if history:
-            from mm_tui.replay import conversation_events
-
-            await self.transcript.show_past(conversation_events(history))
 
     def full_output(self, call_id: str) -> str | None:
         """The core's kept copy of a call's whole output (Ctrl+O on a row)."""
@@ -297,11 +292,13 @@ class MMApp(WindowPreferences):
                     await self._turn_ended(ended)
                 turns.start_next()
             case notes.AgentReady(port=port):
-                await self._show_resumed(port)
+                await self.surface.show_resumed(port)
                 for notice in turns.port_ready(port):
                     await transcript.add_notice(notice.level, notice.text)
                 turns.refresh_top_line()
                 turns.start_next()
+                if self.pick_session:
+                    turns.resume("")
             case notes.ModelsListed(models=models, current=current):
                 self.push_screen(ModelPicker(list(models), current), turns.choose_model)
             case notes.TopLineChanged():
@@ -309,6 +306,12 @@ class MMApp(WindowPreferences):
             case notes.UndoDone(result=result):
                 if (typed := turns.undone(result)) is not None:
                     self.query_one(PromptInput).put_back(typed)
+            case notes.SessionsListed(sessions=sessions, current=current):
+                picker = SessionPicker(sessions, current, blink=not self.still)
+                self.push_screen(picker, turns.choose_session)
+            case notes.SessionOpened(notices=said, switched=switched):
+                await self.surface.show_session(turns.port if switched else None, said)
+                turns.refresh_top_line()
             case _:
                 assert_never(event)
 

@@ -28,6 +28,7 @@ from mm_tui.widgets.output_viewer import OutputViewer
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.pickers import GrantsScreen, ModelPicker
 from mm_tui.widgets.prompt import PromptInput
+from mm_tui.widgets.session_picker import SessionPicker
 from mm_tui.widgets.tool_row import ToolRow
 from mm_tui.window.notifications import Notifier
 from mm_tui.window.slash_commands import COMMANDS
@@ -91,13 +92,8 @@ class WindowPreferences(WindowKeys):
             OutputViewer,
             ModelPicker,
             GrantsScreen,
-            *cls.extra_binding_owners(),
+            SessionPicker,
         )
-
-    @classmethod
-    def extra_binding_owners(cls) -> Iterable[type]:
-        """Screens the app adds (the session picker)."""
-        return ()
 
     def __init__(self, config: Config) -> None:
         super().__init__()

@@ -117,7 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="resume this directory's last session",
     )
-    group.add_argument("--resume", metavar="ID", help="resume the session with this id (or file)")
+    group.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="resume the session with this id (or file); alone, pick one of this directory's",
+    )
     group.add_argument(
         "--replay", type=Path, metavar="FILE", help="play a saved session back, no model"
     )
@@ -184,7 +190,13 @@ def _run(args: argparse.Namespace) -> int:
         for line in str(exc).splitlines():  # every problem of the file, one line each
             print(f"mm-tui: {line}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
-    if args.resume is not None and (problem := _unresumable(args.resume)):
+    if args.resume == "" and args.prompt is not None:
+        print(
+            "mm-tui: --resume needs a session id with -p (the picker is the window's)",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG_ERROR
+    if args.resume and (problem := _unresumable(args.resume)):
         print(f"mm-tui: cannot resume: {problem}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     if args.prompt is not None:

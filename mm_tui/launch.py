@@ -63,10 +63,12 @@ def build_app(
     project when its files would change how mm-tui works and `reload` can apply the answer."""
     from mm_tui.agent.server_check import first_run_findings
 
-    def factory_for(obeyed: Config) -> PortFactory:
-        return live_factory(obeyed, cwd, resume, continue_last)
+    pick = resume == ""  # `--resume` alone: the picker, once the core is ready
 
-    fresh = resume is None and not continue_last  # a resumed session has its own start
+    def factory_for(obeyed: Config) -> PortFactory:
+        return live_factory(obeyed, cwd, resume or None, continue_last)
+
+    fresh = not resume and not continue_last  # a resumed session has its own start
     check = (lambda: first_run_findings(config)) if fresh else None
     trust: ProjectTrust | None = None
     if reload is not None:
@@ -74,7 +76,14 @@ def build_app(
 
         question = trust_question(cwd, config.source, config.untrusted)
         trust = ProjectTrust(question, reload, factory_for) if question is not None else None
-    return MMApp(config, cwd, agent_factory=factory_for(config), first_run=check, trust=trust)
+    return MMApp(
+        config,
+        cwd,
+        agent_factory=factory_for(config),
+        first_run=check,
+        trust=trust,
+        pick_session=pick,
+    )
 
 
 def keymap_errors(config: Config) -> list[str]:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence, Set
 
 from textual.app import App
 
-from mm_tui.agent.events import NoticeLevel
-from mm_tui.agent.port import PermissionState, TopLineView
+from mm_tui.agent.events import Notice, NoticeLevel
+from mm_tui.agent.port import AgentPort, PermissionState, TopLineView
 from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import GrantsScreen
 from mm_tui.widgets.prompt import PromptInput, fold_pastes
@@ -76,6 +76,24 @@ class ScreenSurface:
             then()
 
         self.app.call_later(restart)
+
+    async def show_resumed(self, port: AgentPort) -> None:
+        """The conversation the port opened with (--continue, --resume, a replay at speed 0),
+        shown at once: built from its history, not played (issue 16)."""
+        history = port.resumed_history()
+        if history:
+            from mm_tui.replay import conversation_events
+
+            await self.transcript.show_past(conversation_events(history))
+
+    async def show_session(self, port: AgentPort | None, said: Sequence[Notice]) -> None:
+        """`/resume` went to `port`'s new session (None: it did not): that conversation
+        replaces the transcript; then the core's lines about it."""
+        if port is not None:
+            await self.transcript.clear()
+            await self.show_resumed(port)
+        for notice in said:
+            await self.transcript.add_notice(notice.level, notice.text)
 
     def open_help(self) -> None:
         if not isinstance(self.app.screen, HelpScreen):

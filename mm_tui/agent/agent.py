@@ -226,6 +226,9 @@ class Agent:
         self.detector.reset()
         self.budget.reset()
 
+    def session_id(self) -> str:
+        return self.session.id
+
     def list_sessions(self, *, everywhere: bool = False) -> list[SessionInfo]:
         """Sessions of this directory (of every directory with `everywhere`), most recent
         first: id, directory, started, first message, messages, size."""

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import Notice, TurnEnded
+from mm_tui.agent.session_index import SessionInfo
 
 PermissionMode = Literal["ask", "allow"]
 
@@ -111,4 +112,21 @@ class AgentPort(Protocol):
         """The conversation this port opened with (`Session.to_json`'s shape: every message of
         its history, those a compaction summarised included), for the front to show at once;
         None when there is none (a new session, a replay played at its pace)."""
+        ...
+
+    def session_id(self) -> str:
+        """The id of the session being talked in ("" when there is none, a replay)."""
+        ...
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """This directory's sessions, most recent first (blocking: reads the index)."""
+        ...
+
+    def open_session(self, session: str) -> list[Notice]:
+        """Go on in another session (a copy when another process writes it); the lines to
+        say. When it cannot be opened, nothing changes and the line says why."""
+        ...
+
+    def fork_session(self, session: str) -> list[Notice]:
+        """Go on in a copy of a session, the original left as it is."""
         ...

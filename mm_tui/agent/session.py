@@ -15,7 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from mm_tui.agent.session_log import (
     header,
     read_log,
     whole_log,
+    written_elsewhere,
 )
 from mm_tui.support.atomic_write import write_atomically
 from mm_tui.support.paths import data_dir
@@ -180,8 +181,12 @@ class SessionStore:
         return found[0] if found else None
 
     def list_sessions(self, cwd: Path | None = None) -> list[SessionInfo]:
-        """Sessions of `cwd` (every directory's when None), most recent first: for a picker."""
-        return self.index.for_directory(str(cwd)) if cwd is not None else self.index.everywhere()
+        """Sessions of `cwd` (every directory's when None), most recent first: for a picker,
+        each marked when a process writes it now."""
+        found = self.index.for_directory(str(cwd)) if cwd is not None else self.index.everywhere()
+        return [
+            replace(info, in_use=True) if written_elsewhere(info.path) else info for info in found
+        ]
 
     def note(self, session: Session) -> None:
         """Tell the index the latest about `session` (created, a turn ended, closed)."""

@@ -37,7 +37,8 @@ REWRITE_AFTER_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One session as the picker lists it; `size` is the file's bytes, read at listing."""
+    """One session as the picker lists it; `size` is the file's bytes and `in_use` whether
+    another process writes it, both read at listing (never written to the index)."""
 
     id: str
     cwd: str
@@ -47,6 +48,7 @@ class SessionInfo:
     updated: float
     path: Path
     size: int = 0
+    in_use: bool = False
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str:
@@ -182,6 +184,7 @@ def _line(info: SessionInfo) -> bytes:
     data = asdict(info)
     data["path"] = info.path.name
     data.pop("size")
+    data.pop("in_use")
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 

@@ -233,6 +233,26 @@ class SessionLog:
         self._handle.close()  # releases the lock
 
 
+def written_elsewhere(path: Path) -> bool:
+    """Whether a process holds the session's write lock now (the session picker marks it: it
+    would open as a copy). A shared lock is tried and released at once; our own open session
+    counts too (its lock is on another descriptor)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        log.debug("could not probe the lock of %s", path, exc_info=True)
+        return False
+    finally:
+        os.close(descriptor)  # releases the shared lock
+    return False
+
+
 def create_log(path: Path, session: Session) -> SessionLog:
     """A new session file holding `session` whole, locked, synced with its directory entry."""
     writer = SessionLog.acquire(path, create=True)

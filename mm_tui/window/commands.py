@@ -77,6 +77,7 @@ class SlashCommands:
             "/permissions": self.run_permissions,
             "/export": self.run_export,
             "/init": lambda _: self.turns.submit(INIT_PROMPT),
+            "/resume": self.turns.resume,
             "/queue": self.run_queue,
             "/undo": self.run_undo,
             "/quit": lambda _: self.surface.leave(),

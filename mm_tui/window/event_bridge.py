@@ -5,7 +5,8 @@ queued under a lock and one `EventsArrived` message is posted until the UI drain
 Consecutive text deltas are joined on the way, so a fast stream costs few UI updates.
 
 The window's own workers use the same road for their notes (`AgentReady`, `TurnWorkerDone`,
-`ModelsListed`, `TopLineChanged`, `UndoDone`): a worker posts, it never touches a widget.
+`ModelsListed`, `TopLineChanged`, `UndoDone`, `SessionsListed`, `SessionOpened`): a worker posts,
+it never touches a widget.
 """
 
 from __future__ import annotations
@@ -17,8 +18,16 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from mm_tui.agent.checkpoints import UndoResult
-from mm_tui.agent.events import Event, ReasoningDelta, TextDelta, ToolOutputDelta, TurnEnded
+from mm_tui.agent.events import (
+    Event,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolOutputDelta,
+    TurnEnded,
+)
 from mm_tui.agent.port import AgentPort
+from mm_tui.agent.session_index import SessionInfo
 
 
 @dataclass(frozen=True)
@@ -55,7 +64,32 @@ class UndoDone:
     result: UndoResult
 
 
-WindowNote = AgentReady | TurnWorkerDone | ModelsListed | TopLineChanged | UndoDone
+@dataclass(frozen=True)
+class SessionsListed:
+    """The window's own note: this directory's sessions, for `/resume`'s picker."""
+
+    sessions: tuple[SessionInfo, ...]
+    current: str
+
+
+@dataclass(frozen=True)
+class SessionOpened:
+    """The window's own note: `/resume` went to another session (`switched`), or said why not.
+    The transcript then shows that session's conversation, then `notices`."""
+
+    notices: tuple[Notice, ...]
+    switched: bool
+
+
+WindowNote = (
+    AgentReady
+    | TurnWorkerDone
+    | ModelsListed
+    | TopLineChanged
+    | UndoDone
+    | SessionsListed
+    | SessionOpened
+)
 WindowEvent = Event | WindowNote
 
 

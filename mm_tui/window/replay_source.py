@@ -19,6 +19,7 @@ from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import EventSink, Notice, SpinnerChanged, TurnEnded
 from mm_tui.agent.model_client import ModelFault
 from mm_tui.agent.port import AgentPort, PermissionMode, PermissionState, TopLineView
+from mm_tui.agent.session_index import SessionInfo
 from mm_tui.replay import END_OF_REPLAY, Replay, TimedEvent
 
 REPLAY_STOPPED = "replay stopped"
@@ -134,6 +135,19 @@ class ReplaySource:
     def resumed_history(self) -> dict[str, Any] | None:
         """At speed 0, the whole session (the window shows it at once); else None."""
         return self.whole
+
+    def session_id(self) -> str:
+        return ""
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """A replay goes on in no session (`/resume` is refused before asking)."""
+        return []
+
+    def open_session(self, session: str) -> list[Notice]:
+        return [Notice("warning", NO_AGENT_IN_REPLAY.format(command="/resume"))]
+
+    def fork_session(self, session: str) -> list[Notice]:
+        return self.open_session(session)
 
     def top_line(self) -> TopLineView:
         return TopLineView(

@@ -33,6 +33,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("/export", "/export [file.md]", "write the transcript as Markdown"),
     SlashCommand(
+        "/resume", "/resume [id]", "pick one of this directory's sessions and go on in it"
+    ),
+    SlashCommand(
         "/queue", "/queue [clear]", "send the messages kept after Esc, or drop them (clear)"
     ),
     SlashCommand(

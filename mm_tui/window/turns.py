@@ -5,7 +5,8 @@ runs and since when, the open permission questions, what was said this turn, the
 text, the tokens counted before the core is ready) and the `AgentPort`. Keys and slash commands
 call its intents; events from the core tell it what happened. It draws nothing itself: it asks a
 `TurnSurface` (the app) to show things and to run blocking calls in thread workers. The queue
-lives in `message_queue`, the settings intents (yolo, permissions, model) in `settings_intents`.
+lives in `message_queue`, the settings intents (yolo, permissions, model) in `settings_intents`,
+`/resume`'s in `session_intents`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from mm_tui.agent.events import (
 from mm_tui.agent.port import AgentPort, TopLineView
 from mm_tui.window.event_bridge import TurnWorkerDone, UndoDone, WindowEvent
 from mm_tui.window.message_queue import MessageQueue
-from mm_tui.window.settings_intents import SettingsIntents
+from mm_tui.window.session_intents import SessionIntents
 from mm_tui.window.turn_surface import TurnSurface
 from mm_tui.window.undo_lines import undo_lines
 
@@ -77,7 +78,7 @@ class RefusingPort(Protocol):
         ...
 
 
-class TurnController(SettingsIntents):
+class TurnController(SessionIntents):
     """Turn state of the window and its intents; every call to the core goes through here."""
 
     def __init__(

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 
 from mm_tui.agent.events import PermissionAnswer
 from tests.window import window_scenes as scenes
-from tests.window.conftest import play
+from tests.window.conftest import play, wait_for
 
 
 def scene(events: list[Any], *, open_rows: tuple[str, ...] = ()) -> Any:
@@ -121,3 +121,65 @@ def test_repaired_calls_show_their_badge_and_the_raw_text_one_key_away(
         await play(pilot, [])
 
     assert snap_compare(still_app(), terminal_size=(110, 24), run_before=run_before)
+
+
+def _sessions() -> list[Any]:
+    """Four sessions of one directory, one of them the current, one written elsewhere."""
+    from pathlib import Path
+
+    from mm_tui.agent.session_index import SessionInfo
+
+    day = 1_764_662_400.0  # 2025-12-02 08:00 UTC
+    rows = [
+        ("s4", "add a --verbose flag to the CLI and test it", 14, 9_800, 3 * 3600, False),
+        ("s3", "why does greet('') raise IndexError?", 6, 3_100, 2 * 3600, True),
+        (
+            "s2",
+            "explain \x1b[31mthis\x1b[0m traceback from the nightly build",
+            31,
+            48_200,
+            900,
+            False,
+        ),
+        ("s1", "", 1, 412, 0, False),
+    ]
+    return [
+        SessionInfo(
+            i, "/home/dev/greeter", day, first, n, day + at, Path(f"/s/{i}.jsonl"), size, busy
+        )
+        for i, first, n, size, at, busy in rows
+    ]
+
+
+def test_the_session_picker(snap_compare: Any, still_app: Any) -> None:
+    import time
+
+    from mm_tui.widgets.session_picker import SessionPicker
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        def utc(stamp: float) -> str:
+            return time.strftime("%Y-%m-%d %H:%M", time.gmtime(stamp))
+
+        await pilot.app.push_screen(SessionPicker(_sessions(), "s4", when=utc, blink=False))
+        screen = pilot.app.screen
+        await wait_for(
+            pilot, lambda: bool(str(screen.query_one("#session-note").render())), "listed"
+        )
+
+    assert snap_compare(still_app(), terminal_size=(110, 20), run_before=run_before)
+
+
+def test_the_command_palette(snap_compare: Any, still_app: Any) -> None:
+    from textual.command import CommandInput, CommandList, CommandPalette
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        app = pilot.app
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: CommandPalette.is_open(app), "the palette opens")
+        app.screen.query_one(CommandInput).cursor_blink = False
+        commands = len(list(app.get_system_commands(app.screen)))
+        listed = app.screen.query_one(CommandList)
+        await wait_for(pilot, lambda: listed.option_count == commands, "every command is listed")
+        await play(pilot, [])
+
+    assert snap_compare(still_app(), terminal_size=(100, 30), run_before=run_before)
