@@ -50,6 +50,7 @@ PALETTE_TITLES: dict[str, str] = {
     "/resume": "Resume a session",
     "/init": "Write a starter AGENTS.md",
     "/queue": "Queued messages: send them, or clear",
+    "/undo": "Undo the last turn's file changes",
     "/quit": "Quit",
 }
 THEME_COMMAND = "Theme"
