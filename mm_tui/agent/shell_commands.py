@@ -10,12 +10,14 @@ the next message (an `/undo`) travels the same way (`note`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from mm_tui.agent.events import Notice, ToolStatus, TurnEnded
 from mm_tui.agent.tool_calls import ToolRunner
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
+from mm_tui.support.terminal_text import visible
 
 BASH = "bash"
 NO_BASH = "!: the bash tool is off (bashTool: false in the config)"
@@ -43,7 +45,6 @@ class ShellCommands:
         self.tools = tools
         self.signals = signals
         self.pending: list[PendingOutput] = []
-        self._count = 0
 
     def run(self, command: str) -> TurnEnded:
         """Run `command` (blocking) through bash and its gate; the output waits for the next
@@ -52,12 +53,14 @@ class ShellCommands:
         if tool is None:
             self.signals.sink(Notice("warning", NO_BASH))
             return TurnEnded("error", NO_BASH)
-        self._count += 1
-        status, output = self.tools.run_for_person(f"shell_{self._count}", tool, command)
+        # Unique across runs of mm-tui: the full output is kept under this id beside the session.
+        call_id = f"shell_{os.urandom(6).hex()}"
+        status, output = self.tools.run_for_person(call_id, tool, command)
         if status in (ToolStatus.REJECTED, ToolStatus.INTERRUPTED):
             return TurnEnded("interrupted" if status is ToolStatus.INTERRUPTED else "answered")
         self._add(PendingOutput(command, BLOCK.format(command=command, output=output)))
-        self.signals.sink(Notice("info", ATTACHED.format(command=command)))
+        shown = visible(command, keep_newlines=False)  # as the row's title shows it
+        self.signals.sink(Notice("info", ATTACHED.format(command=shown)))
         return TurnEnded("answered")
 
     def note(self, block: str) -> None:
@@ -69,7 +72,8 @@ class ShellCommands:
         if len(self.pending) > MAX_PENDING:
             dropped = self.pending.pop(0)
             if dropped.command:
-                note = DROPPED.format(command=dropped.command, limit=MAX_PENDING)
+                shown = visible(dropped.command, keep_newlines=False)
+                note = DROPPED.format(command=shown, limit=MAX_PENDING)
                 self.signals.sink(Notice("info", note))
 
     def attach_to(self, text: str) -> str:
