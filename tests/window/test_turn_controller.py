@@ -341,6 +341,20 @@ def test_a_replay_refuses_messages_and_model_commands_in_one_line(
     assert source.run_turn("x") == TurnEnded("error", NO_MODEL_IN_REPLAY)
 
 
+def test_a_replay_runs_no_shell_command_and_has_nothing_to_undo(
+    replay: tuple[Harness, ReplaySource], tmp_path: Path
+) -> None:
+    harness, _ = replay
+    commands = SlashCommands(harness.turns, harness.surface, tmp_path)
+    harness.turns.submit("!rm -rf /")
+    assert commands.handle("/undo")
+    assert not harness.turns.queue and not harness.surface.threads
+    assert harness.surface.notices == [
+        ("warning", NO_AGENT_IN_REPLAY.format(command="!")),
+        ("warning", NO_AGENT_IN_REPLAY.format(command="/undo")),
+    ]
+
+
 def test_a_replay_at_speed_0_hands_the_session_whole_and_says_only_its_end(
     tmp_path: Path,
 ) -> None:
