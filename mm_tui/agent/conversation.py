@@ -18,6 +18,7 @@ from mm_tui.agent.events import EventSink, Notice, ToolKind, TurnEnded, TurnSumm
 from mm_tui.agent.session import OpenedSession, Session, SessionBusy, SessionError, SessionStore
 from mm_tui.agent.session_log import SessionLog, message_line
 from mm_tui.agent.tool_record import ToolRecord
+from mm_tui.support.terminal_text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,9 @@ class Conversation:
         self._write([{"type": "error", "error": error}])
 
     def end_with_error(self, where: str, message: str) -> TurnEnded:
-        """A turn ends on a fault: the line goes to `errors`, to the person, and ends it."""
+        """A turn ends on a fault: the line goes to `errors`, to the person, and ends it.
+        One line, bounded, whatever a server or a tool put in it (issue 11)."""
+        message = one_line(message)
         self.add_error(where, message)
         self.sink(Notice("error", message))
         return TurnEnded("error", message)

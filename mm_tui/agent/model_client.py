@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.support.terminal_text import quoted
+
 log = logging.getLogger(__name__)
 
 HOW_TO_SET_URL = "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
@@ -164,7 +166,8 @@ class ModelClient:
                 )
             if status == 404:
                 return ModelFault(
-                    f"the model server at {url} has no model {model!r} (HTTP 404: {detail}) — "
+                    f"the model server at {url} has no model '{quoted(model or '')}' "
+                    f"(HTTP 404: {detail}) — "
                     "choose one with /model, --model, MM_MODEL or model in .mm.yaml",
                     status=status,
                     body=body,
@@ -189,9 +192,11 @@ class ModelClient:
                 body=body,
             )
         if isinstance(exc, openai.APIError):
-            return ModelFault(f"the model server reported an error mid-stream: {exc.message}")
+            return ModelFault(
+                f"the model server reported an error mid-stream: {quoted(str(exc.message))}"
+            )
         if isinstance(exc, json.JSONDecodeError | ValueError):
-            return ModelFault(f"the model server sent a malformed chunk ({exc})")
+            return ModelFault(f"the model server sent a malformed chunk ({quoted(str(exc))})")
         name = type(exc).__name__
         if "Timeout" in name:
             return ModelFault(
@@ -201,7 +206,9 @@ class ModelClient:
             return ModelFault(
                 f"the connection to the model server at {url} broke mid-stream ({name})"
             )
-        return ModelFault(f"unexpected failure talking to the model server ({name}: {exc})")
+        return ModelFault(
+            f"unexpected failure talking to the model server ({name}: {quoted(str(exc))})"
+        )
 
 
 def sse_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
@@ -224,7 +231,9 @@ def sse_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         if isinstance(chunk, dict) and chunk.get("error"):
             error = chunk["error"]
             message = error.get("message") if isinstance(error, dict) else str(error)
-            raise ModelFault(f"the model server reported an error mid-stream: {message}")
+            raise ModelFault(
+                f"the model server reported an error mid-stream: {quoted(str(message))}"
+            )
         if isinstance(chunk, dict):
             yield chunk
 

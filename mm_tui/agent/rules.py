@@ -28,7 +28,9 @@ from enum import Enum
 from pathlib import Path
 
 from mm_tui.agent.tools.paths import is_inside
+from mm_tui.support.terminal_text import quoted
 
+RULE_SHOWN = 80  # characters of a rule an error line quotes
 #: The tools a rule may name (and `*`, every tool).
 RULE_TOOLS = ("bash", "read_file", "write_file", "edit_file", "lsp", "*")
 _RULE = re.compile(r"^\s*([A-Za-z_*][\w*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
@@ -129,16 +131,19 @@ class RuleError(ValueError):
 
 def parse_rule(text: str) -> Rule:
     """`bash(git *)` -> Rule; raises RuleError for anything else."""
+    shown = f"'{quoted(text, RULE_SHOWN)}'"  # an error line never quotes a huge value
     found = _RULE.match(text)
     if not found:
-        raise RuleError(f"{text!r} is not a rule like bash(git *) or write_file(src/**)")
+        raise RuleError(f"{shown} is not a rule like bash(git *) or write_file(src/**)")
     tool, pattern = found.group(1), found.group(2)
     if tool not in RULE_TOOLS:
-        raise RuleError(f"{text!r}: unknown tool {tool!r} (tools: {', '.join(RULE_TOOLS)})")
+        raise RuleError(
+            f"{shown}: unknown tool '{quoted(tool, RULE_SHOWN)}' (tools: {', '.join(RULE_TOOLS)})"
+        )
     if pattern is not None and not pattern.strip():
-        raise RuleError(f"{text!r}: empty pattern; write {tool} alone for every call")
+        raise RuleError(f"{shown}: empty pattern; write {tool} alone for every call")
     if pattern is not None and any(c in pattern for c in "\x00\n\r"):
-        raise RuleError(f"{text!r}: a pattern is one line")
+        raise RuleError(f"{shown}: a pattern is one line")
     return Rule(tool, pattern.strip() if pattern is not None else None, text.strip())
 
 

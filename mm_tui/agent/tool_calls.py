@@ -33,6 +33,7 @@ from mm_tui.agent.tools.base import INTERRUPTED, Tool, ToolContext, ToolKind
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
+from mm_tui.support.terminal_text import quoted, visible
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ class ToolRunner:
 
     def _fill_results(self, calls: list[AssembledCall], text: str, status: ToolStatus) -> None:
         for call in calls:
-            title = f"{call.name}".strip() or "tool"
+            title = quoted(call.name.strip()) or "tool"
             self.signals.sink(ToolStarted(call.id, call.name, {}, title))
             self._finish(call, ToolRecord(title, status, 0.0), text)
 
@@ -111,7 +112,11 @@ class ToolRunner:
             badges.insert(0, BADGE_NAME)
         badge = ", ".join(badges)
         args = parsed.arguments if parsed.arguments is not None else {}
-        title = tool.title(args) if tool is not None and parsed.arguments is not None else call.name
+        title = (  # issue 11: a row title hides nothing (the whole command, escaped)
+            visible(tool.title(args), keep_newlines=False)
+            if tool is not None and parsed.arguments is not None
+            else quoted(call.name)  # a name the model made up: bounded too
+        )
         raw = call.raw or (call.arguments if badge else "")
         self.signals.sink(ToolStarted(call.id, call.name, args, title, badge, raw))
         started = time.monotonic()
@@ -152,7 +157,7 @@ class ToolRunner:
         """`!command` (issue 14): the person's command through the gate and the tool, shown
         as a row; not in the history, not counted by the loop detector or the turn's tally."""
         args = {"command": command}
-        title = tool.title(args)
+        title = visible(tool.title(args), keep_newlines=False)
         self.signals.sink(ToolStarted(call_id, tool.name, args, title))
         started = time.monotonic()
         self._waited, self._unanswered = 0.0, False
@@ -165,7 +170,8 @@ class ToolRunner:
         closest = self.registry.closest(name) if name else None
         hint = f' Did you mean "{closest}"?' if closest else ""
         available = ", ".join(self.registry.names()) or "none"
-        return f'[error: there is no tool named "{name}".{hint} Available tools: {available}]'
+        shown = quoted(name)
+        return f'[error: there is no tool named "{shown}".{hint} Available tools: {available}]'
 
     def _execute(
         self, call_id: str, tool: Tool, args: dict[str, Any]

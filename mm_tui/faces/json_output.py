@@ -3,7 +3,8 @@
 `json` prints one object when the turn is over (the answer, every call, the counters, the usage,
 the errors, the exit status); `stream-json` prints one object per event as it happens, then
 that same object as its last line (`"type": "result"`). Lines are pure JSON with no raw control
-character: C0 is escaped by the encoder, DEL and C1 here, so a terminal shows them literally.
+character: C0 is escaped by the encoder, DEL, C1 and bidi controls here, so a terminal shows
+them literally.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from mm_tui.agent.events import (
     TurnSummary,
 )
 
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029]")
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # and bidi (issue 11)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 

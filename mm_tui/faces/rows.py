@@ -19,6 +19,7 @@ from mm_tui.agent.events import (
     TurnSummary,
 )
 from mm_tui.faces.terminal import TerminalWriter
+from mm_tui.support.terminal_text import one_line
 
 
 def row_line(event: ToolFinished) -> str:
@@ -41,7 +42,7 @@ class RowPrinter:
         elif isinstance(event, ToolFinished):
             self.writer.line(row_line(event))
         elif isinstance(event, Notice):
-            self.writer.line(f"[{event.level}] {event.text}", to_err=True)
+            self.writer.line(f"[{event.level}] {one_line(event.text)}", to_err=True)
         elif isinstance(event, TurnSummary):
             self.writer.line(event.line())
 

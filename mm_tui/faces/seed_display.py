@@ -30,6 +30,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.faces.terminal import Style, TerminalWriter
+from mm_tui.support.terminal_text import one_line
 
 #: The seed's icon before each tool's name; bash's is followed by two spaces, as in the seed
 #: (🛠️ is drawn one column wide by many terminals).
@@ -93,7 +94,9 @@ class SeedDisplay:
             case ToolFinished():
                 self._show_output(event)
             case Notice(level=level, text=text):
-                self.writer.line(f"[{level}] {text}", NOTICE_STYLES.get(level), to_err=True)
+                self.writer.line(
+                    f"[{level}] {one_line(text)}", NOTICE_STYLES.get(level), to_err=True
+                )
             case TurnSummary():
                 self.writer.line(event.line())
             case (

@@ -32,6 +32,7 @@ from mm_tui.lsp.rename_action import needs_new_name, rename
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, split_lines
+from mm_tui.support.terminal_text import quoted
 
 UNKNOWN_ACTION = (
     '[lsp: unknown action "{action}" — use definition, references, hover, symbols, '
@@ -174,7 +175,7 @@ class LspWorkspace:
     ) -> Text | Failed:
         action = query.action.strip().lower()
         if action not in ACTIONS:
-            return Failed(UNKNOWN_ACTION.format(action=query.action))
+            return Failed(UNKNOWN_ACTION.format(action=quoted(query.action)))
         if not query.path.strip().strip(_QUOTES):
             return Failed(PATH_NEEDED)
         path = self._resolve(query.path)

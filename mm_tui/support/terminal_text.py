@@ -1,8 +1,13 @@
-"""Make text from the model, files and commands safe to show literally.
+"""Make text from the model, files, commands and servers safe to show literally.
 
 Terminal escape sequences and control characters would be written raw to the terminal and
-break the layout; they are removed. A carriage return keeps what a terminal would show (the
-text after the last one on its line), so progress bars do not pile up.
+break the layout; they are removed, and so are the bidirectional embeddings, overrides and
+isolates that reorder what is drawn (Trojan Source). A carriage return keeps what a terminal
+would show (the text after the last one on its line), so progress bars do not pile up.
+
+Lines the person reads about something outside (a notice, an error that quotes a path, a
+name or a command) are one line and bounded: `quoted` for the value an error line names,
+`one_line` for a whole notice or label, however huge or multi-line the text they got.
 
 What a person approves is different: a command or a path in a permission question, or a
 row's title, must hide nothing. `visible` escapes every character that could hide, reorder
@@ -24,12 +29,17 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x1b[@-Z\\-_]"  # two-character escapes
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-# C0 controls except tab and newline, DEL, and C1 controls.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls except tab and newline, DEL, C1 controls, and the bidi controls that reorder
+# what follows them (embeddings, overrides, isolates).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: Characters of an outside value (path, name, command) that an error line quotes.
+QUOTE_CHARS = 200
+#: Characters of a notice or a label, however long the text it was given.
+LINE_CHARS = 1000
 
 
 def literal(text: str) -> str:
-    """`text` without escape sequences or control characters; tabs and newlines kept."""
+    """`text` without escape sequences, control or bidi characters; tabs and newlines kept."""
     if "\x1b" in text or "\x9b" in text:
         text = _ESCAPE_SEQUENCE.sub("", text)
     if "\r" in text:
@@ -68,6 +78,24 @@ def literal_stream(stream: TextIO) -> TextIO:
     """`stream` behind a LiteralWriter, typed as the stream it stands for."""
     # a TextIOBase, not a typing.TextIO: it quacks as the stream it wraps
     return cast(TextIO, cast(object, LiteralWriter(stream)))
+
+
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def quoted(value: str, limit: int = QUOTE_CHARS) -> str:
+    """An outside value as an error line names it: every hiding character escaped
+    (`visible`), on one line, at most `limit` characters, the rest counted."""
+    return _bounded(visible(value, keep_newlines=False), limit)
+
+
+def one_line(text: str, limit: int = LINE_CHARS) -> str:
+    """A notice or a label as the terminal shows it: `literal`, its lines joined by spaces,
+    at most `limit` characters, the rest counted."""
+    return _bounded(" ".join(literal(text).replace("\t", " ").split("\n")), limit)
 
 
 def first_line(text: str) -> str:

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from mm_tui.agent.events import NoticeLevel, TurnSummary
-from mm_tui.support.terminal_text import literal
+from mm_tui.support.terminal_text import literal, one_line
 
 USER_MARK = "›"
 # Glyph and theme colour of each notice level: four looks that never get confused.
@@ -48,7 +48,7 @@ class NoticeLine(Static):
     def __init__(self, level: NoticeLevel, text: str) -> None:
         glyph, style = NOTICE_LOOK.get(level, NOTICE_LOOK["info"])
         super().__init__(
-            Content.assemble((f"{glyph} ", f"bold {style}"), (literal(text), style)),
+            Content.assemble((f"{glyph} ", f"bold {style}"), (one_line(text), style)),
             classes=f"notice notice-{level}",
         )
         self.level: NoticeLevel = level

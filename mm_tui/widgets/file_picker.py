@@ -19,6 +19,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from mm_tui.support.file_index import FileIndex
+from mm_tui.support.terminal_text import visible
 
 PICKER_TITLE = "Attach a file: type to filter, Enter picks, Esc cancels"
 READING = "reading the project's files…"
@@ -93,7 +94,7 @@ class FilePicker(ModalScreen[str | None]):
         matches = self.index.search(self.query_one(Input).value.strip(), limit=MAX_SHOWN)
         option_list = self.query_one(OptionList)
         option_list.clear_options()
-        option_list.add_options(Option(Content(m.path), id=m.path) for m in matches)
+        option_list.add_options(Option(Content(visible(m.path)), id=m.path) for m in matches)
         if matches:
             option_list.highlighted = 0
         total = len(self.index.paths)

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from mm_tui.agent.server_check import Finding
+from mm_tui.support.terminal_text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ class FirstRunPanel(Static):
             self.findings = findings
 
     def __init__(self, check: ServerCheck, *, url: str) -> None:
-        super().__init__(Content(CHECKING.format(url=url)), classes="first-run")
+        super().__init__(Content(one_line(CHECKING.format(url=url))), classes="first-run")
         self.check = check
         self.findings: list[Finding] | None = None
 
@@ -77,9 +78,9 @@ def render_findings(findings: list[Finding]) -> Content:
     lines: list[Content] = []
     for finding in findings:
         mark, style = MARKS[finding.level]
-        lines.append(Content.assemble((mark, f"bold {style}"), " ", finding.text))
+        lines.append(Content.assemble((mark, f"bold {style}"), " ", one_line(finding.text)))
         if finding.fix:
-            lines.append(Content.assemble("↳ run: ", (finding.fix, "bold")))
+            lines.append(Content.assemble("↳ run: ", (one_line(finding.fix), "bold")))
     if not any(f.level == "problem" for f in findings):
         lines.append(Content(""))
         lines.extend(Content.styled(hint, "dim") for hint in HINTS)

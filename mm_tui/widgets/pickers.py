@@ -16,7 +16,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mm_tui.agent.port import ConfigRule
-from mm_tui.support.terminal_text import visible
+from mm_tui.support.terminal_text import quoted, visible
 
 NO_GRANTS = "No tool is allowed for the session (answer s to a question to allow one)."
 NO_RULES = "No rules in the config (permissions: {allow: [...], ask: [...], deny: [...]})."
@@ -52,7 +52,7 @@ class ModelPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         options = [
-            Option(Content(f"{name}  (current)" if name == self.current else name), id=name)
+            Option(Content(quoted(name) + ("  (current)" if name == self.current else "")), id=name)
             for name in self.models
         ]
         with Vertical(classes="picker"):

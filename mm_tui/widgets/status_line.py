@@ -9,6 +9,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from mm_tui.support.terminal_text import one_line
+
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 IDLE_TEXT = "Ready"
 NEW_BELOW = "↓ {count} new — End returns to the bottom"
@@ -58,6 +60,6 @@ class QueuedMessages(Static):
 
     def show(self, queue: Iterable[str], *, held: bool = False) -> None:
         mark = "⏸ kept" if held else "⏳ queued"
-        lines = [f"{mark}: {(text.splitlines() or [''])[0]}" for text in queue]
+        lines = [f"{mark}: {one_line((text.splitlines() or [''])[0])}" for text in queue]
         self.display = bool(lines)
         self.update(Content("\n".join(lines)))

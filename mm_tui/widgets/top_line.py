@@ -1,4 +1,8 @@
-"""The top line: model, context used, working directory and server (the least needed last)."""
+"""The top line: model, context used, working directory and server (the least needed last).
+
+The model's name comes from the server (`GET /models`) and the server's address from a
+config: both are drawn through the sanitizer, one line and bounded (issue 11).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,9 @@ from textual.content import Content
 from textual.widgets import Static
 
 from mm_tui.agent.port import TopLineView
+from mm_tui.support.terminal_text import one_line
+
+LABEL_CHARS = 80  # a model name or a server address longer than this is cut, counted
 
 
 def short_path(path: Path) -> str:
@@ -58,10 +65,10 @@ class TopLine(Static):
         """Redraw with the current values (called after each turn and each setting change)."""
         parts = [
             Content.styled("mm-tui", "bold $accent"),
-            Content.styled(view.model or "no model yet", "bold"),
+            Content.styled(one_line(view.model, LABEL_CHARS) or "no model yet", "bold"),
             Content.styled(context_text(view.used, view.window), context_style(view)),
-            Content(short_path(view.cwd)),
-            Content(short_server(view.server)),
+            Content(one_line(short_path(view.cwd))),
+            Content(one_line(short_server(view.server), LABEL_CHARS)),
         ]
         if view.mode:
             parts.append(Content.styled(view.mode, "bold $warning"))

@@ -37,6 +37,11 @@ LATER_HINT = "Enter picks · Esc: decide at the next start"
 class TrustScreen(ModalScreen[bool | None]):
     """True: trust; False: declined (remembered); None: Esc, nothing decided."""
 
+    DEFAULT_CSS = """
+    TrustScreen {
+        align: center middle;
+    }
+    """
     BINDINGS = [Binding("escape", "later", "Later", id="trust.later")]
 
     def __init__(self, question: TrustQuestion) -> None:

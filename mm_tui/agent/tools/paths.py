@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 
 from mm_tui.agent.tools.arguments import ArgumentProblem, lenient_string
-from mm_tui.support.terminal_text import visible
+from mm_tui.support.terminal_text import quoted, visible
 
 _WRAPPERS = ("`", '"', "'")
 CONTROL_IN_PATH = (
@@ -50,7 +50,7 @@ def resolve_path(cwd: Path, raw: str) -> Path:
     text = os.path.expanduser(clean_path_text(raw))
     bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
     if bad is not None:
-        shown = visible(text, keep_newlines=False)
+        shown = quoted(text)
         char = visible(bad, keep_newlines=False)
         raise PathProblem(CONTROL_IN_PATH.format(path=shown, char=char))
     joined = text if os.path.isabs(text) else os.path.join(cwd, text)
@@ -62,8 +62,8 @@ def resolve_path(cwd: Path, raw: str) -> Path:
         if part == "..":
             folder = "/".join(parts[:index]) or "/"
             if not os.path.isdir(folder):
-                shown = visible(text, keep_newlines=False)
-                folder_shown = visible(folder, keep_newlines=False)
+                shown = quoted(text)
+                folder_shown = quoted(folder)
                 raise PathProblem(DOTDOT_AFTER_NOTHING.format(path=shown, folder=folder_shown))
     head = os.path.realpath("/".join(parts[: last + 1]) or "/")
     rest = "/".join(parts[last + 1 :])

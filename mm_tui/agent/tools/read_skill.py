@@ -21,6 +21,7 @@ from mm_tui.agent.tools.arguments import (
 )
 from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult, truncate_output
 from mm_tui.agent.tools.file_text import displayable
+from mm_tui.support.terminal_text import quoted
 
 NAME = "read_skill"
 SKILL_FILE = "SKILL.md"
@@ -154,7 +155,9 @@ class ReadSkillTool(Tool):
         path = skills.get(name)
         if path is None:
             names = ", ".join(skills) or "none"
-            return ToolResult(UNKNOWN_SKILL.format(name=name, names=names), ToolStatus.FAILED)
+            return ToolResult(
+                UNKNOWN_SKILL.format(name=quoted(name), names=names), ToolStatus.FAILED
+            )
         try:
             markdown = _read_text(path)
         except OSError as error:
