@@ -6,9 +6,11 @@
   (```bash, ```go …) is blanked; a call whose line, or the line before it, says it is an
   example ("for example", "e.g.", "example:", "for instance", "would look like") is not run.
 - **Prose that offers or describes a call is not a call**: only a call-shaped block counts.
-- **Bare JSON, a name line followed by JSON, or a standalone pythonic call counts only when
-  it names a declared tool**; the model's own markers (tags, special tokens, markup) and fenced
-  blocks count for any name, so an undeclared one is answered with the closest name.
+- **Bare JSON, a name line followed by JSON, a Python-style call outside the model's markers
+  (alone on a line, or a bracketed list anywhere in prose) or a bare Gemma-style
+  `call:name{…}` counts only when it names a declared tool**; the model's own markers (tags,
+  special tokens, markup) and fenced blocks count for any name, so an undeclared one is
+  answered with the closest name.
 - **No placeholder becomes a tool name**: `...`, `<name>`, `tool_name` and the like, unless a
   tool of that name is declared.
 - **A call written only in the reasoning** runs when the answer has no call of its own,
