@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from mm_tui.lsp.formatting import (
     symbol_lines,
 )
 from mm_tui.lsp.symbols import Occurrence, identifier_at
-from mm_tui.lsp.text import split_lines, to_wire_column
+from mm_tui.lsp.text import shared_lines, to_wire_column
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class ActionContext:
 
     @functools.cached_property
     def lines(self) -> list[str]:
-        return split_lines(self.document.text)
+        return shared_lines(self.document.text)
 
     def failed(self, action: str, reason: str) -> Failed:
         return Failed(
@@ -107,6 +108,11 @@ class ActionContext:
         return identifier_at(lines[occurrence.line], occurrence.column) if lines else ""
 
     def sources(self) -> SourceLines:
+        """The lines of the files answers point into (one reader per call)."""
+        return self._sources
+
+    @functools.cached_property
+    def _sources(self) -> SourceLines:
         return SourceLines({self.document.key: self.document.text}, self.connection.disk)
 
     def places(self, answer: Any, name: str) -> list[Place]:
@@ -127,8 +133,10 @@ class ActionContext:
         documents, disk = self.connection.documents, self.connection.disk
         extensions = tuple(e.lower() for e in self.connection.spec.extensions)
         paths = {place.path for place in places}
+        inside = os.path.join(self.real_root, "")
         for path in sorted(paths)[:_OPENED_PER_ANSWER]:
-            if not path.is_relative_to(self.real_root) or documents.is_open(str(path)):
+            key = str(path)
+            if not key.startswith(inside) or documents.is_open(key):
                 continue
             if path.suffix.lower() not in extensions:
                 continue
@@ -138,8 +146,8 @@ class ActionContext:
                 log.debug("%s could not be opened on %s", path, self.connection.name, exc_info=True)
 
     @functools.cached_property
-    def real_root(self) -> Path:
-        return real_path(self.root)
+    def real_root(self) -> str:
+        return str(real_path(self.root))
 
 
 def location_spans(answer: Any, sources: SourceLines) -> list[Span]:

@@ -29,7 +29,7 @@ from mm_tui.lsp.capabilities import CLIENT_CAPABILITIES
 from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import Span, announced_encoding, verified_encoding
-from mm_tui.lsp.raw_protocol import RawJsonProtocol
+from mm_tui.lsp.raw_protocol import AnswerError, RawJsonProtocol
 from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
@@ -43,6 +43,19 @@ logging.getLogger("pygls").addHandler(logging.NullHandler())
 log = logging.getLogger(__name__)
 
 _STDERR_LINES_KEPT = 40
+
+
+class _NoAnswerInTime(Exception):
+    """A request's time limit passed (set on its future by the timer)."""
+
+
+class _ServerGone(Exception):
+    """The process ended with the request unanswered (set by the exit watcher)."""
+
+
+def _expire(answer: asyncio.Future[Any]) -> None:
+    if not answer.done():
+        answer.set_exception(_NoAnswerInTime())
 
 
 class ServerFailure(Exception):
@@ -234,6 +247,7 @@ class ServerConnection:
         await process.wait()
         if self._exited is not None and not self._exited.done():
             self._exited.set_result(None)
+        self._protocol.fail_pending(_ServerGone())
         self.state.signal_change()
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
@@ -269,35 +283,36 @@ class ServerConnection:
     # ---- messages --------------------------------------------------------------------------
 
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
-        """Send a request and await its answer as plain JSON; raises ServerFailure."""
-        if not self.alive or self._exited is None or self._exited.done():
+        """Send a request and await its answer as plain JSON; raises ServerFailure.
+
+        One future per request, resolved by the reader, failed by the exit watcher or the
+        time limit's timer: a warm request costs no task, no wait set, no thread wake-up.
+        """
+        if not self.alive or self.exited:
             raise ServerFailure(self.exit_reason())
-        exited = self._exited
         message_id = f"mm-{next(self._ids)}"
         answer = self._protocol.send_request_on_loop(method, params, message_id)
         limit = self.timeouts.request if timeout is None else timeout
+        timer = asyncio.get_running_loop().call_later(limit, _expire, answer)
         try:
-            done, _ = await asyncio.wait(
-                {answer, exited}, timeout=limit, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            self._abandon(message_id, answer)
-            raise
-        if answer in done:
-            error = answer.exception()
-            if error is not None:
-                reason = getattr(error, "message", None) or str(error)
-                raise ServerFailure(reason, final=False)
-            return answer.result()
-        self._abandon(message_id, answer)
-        if exited in done:
+            return await answer
+        except AnswerError as error:
+            raise ServerFailure(error.message, final=False) from None
+        except _NoAnswerInTime:
+            self._abandon(message_id)
+            raise ServerFailure(f"no answer within {limit:g}s") from None
+        except _ServerGone:
             await self._drain_stderr()
-            raise ServerFailure(self.exit_reason())
-        raise ServerFailure(f"no answer within {limit:g}s")
+            raise ServerFailure(self.exit_reason()) from None
+        except asyncio.CancelledError:
+            self._abandon(message_id)
+            raise
+        finally:
+            timer.cancel()
 
-    def _abandon(self, message_id: str, answer: asyncio.Future[Any]) -> None:
+    def _abandon(self, message_id: str) -> None:
         """Forget a request we stop waiting for, and tell the server so."""
-        answer.cancel()
+        self._protocol.forget(message_id)
         if self.alive:
             try:
                 self.notify("$/cancelRequest", {"id": message_id})

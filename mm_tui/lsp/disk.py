@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mm_tui.lsp.text import split_lines
+from mm_tui.lsp.text import shared_lines
 
 #: A write this recent (nanoseconds) may be followed by another within the same timestamp.
 _RACY_NS = 1_000_000_000
@@ -30,12 +30,13 @@ class _Snapshot:
     trusted: bool  # read long enough after its last write to skip the next read
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path | str) -> str:
     """A file's text as sent to a server; undecodable bytes become U+FFFD."""
-    return path.read_bytes().decode("utf-8", "replace")
+    with open(path, "rb") as file:
+        return file.read().decode("utf-8", "replace")
 
 
-def _stamp(path: Path) -> Stamp:
+def _stamp(path: Path | str) -> Stamp:
     status = os.stat(path)
     return (status.st_mtime_ns, status.st_size, status.st_ino, status.st_ctime_ns)
 
@@ -45,9 +46,8 @@ class DiskTexts:
 
     def __init__(self) -> None:
         self._snapshots: dict[str, _Snapshot] = {}
-        self._lines: dict[str, tuple[str, list[str]]] = {}
 
-    def read(self, path: Path) -> str:
+    def read(self, path: Path | str) -> str:
         """The file's text now; raises OSError like reading it would."""
         key = os.fspath(path)
         stamp = _stamp(path)
@@ -60,21 +60,13 @@ class DiskTexts:
         self._snapshots[key] = _Snapshot(stamp, text, trusted)
         return text
 
-    def lines(self, path: Path) -> list[str]:
-        """The file's LSP lines now ([] when it cannot be read)."""
+    def lines(self, path: Path | str) -> list[str]:
+        """The file's LSP lines now ([] when it cannot be read); shared, only to be read."""
         try:
-            text = self.read(path)
+            return shared_lines(self.read(path))
         except OSError:
             return []
-        key = os.fspath(path)
-        cached = self._lines.get(key)
-        if cached is not None and cached[0] is text:
-            return cached[1]
-        lines = split_lines(text)
-        self._lines[key] = (text, lines)
-        return lines
 
     def forget(self, path: Path) -> None:
         """Drop what is known of a file (after mm-tui itself wrote it)."""
         self._snapshots.pop(os.fspath(path), None)
-        self._lines.pop(os.fspath(path), None)

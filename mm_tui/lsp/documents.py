@@ -34,14 +34,19 @@ class SyncedDocument:
 
 
 @functools.lru_cache(maxsize=4096)
-def _resolved(path: str) -> str:
-    return os.path.realpath(path)
+def _resolved(path: str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_of(path: str) -> str:
+    return str(_resolved(path))
 
 
 def real_path(path: Path | str) -> Path:
     """`path` with its links resolved. Remembered for the session: a project's layout of
     links does not change while the model works, and each answer resolves many paths."""
-    return Path(_resolved(os.fspath(path)))
+    return _resolved(os.fspath(path))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -83,7 +88,7 @@ class OpenDocuments:
     def sync(self, path: Path, text: str, *, again: bool = False) -> SyncedDocument:
         """Send `text` as the content of `path` if the server does not have it yet (or
         `again`: a new version of the same text, so the server analyses it anew)."""
-        key = str(real_path(path))
+        key = _key_of(os.fspath(path))
         uri = uri_of(key)
         known = self._open.get(key)
         if known is not None and known[1] == text and not again:
@@ -106,16 +111,16 @@ class OpenDocuments:
         its analysis of a file until that file changes (clangd's preamble) must be told."""
         moved = False
         for key in [key for key in self._open if key != asked]:
-            path = Path(key)
             try:
-                text = self._disk.read(path)
+                text = self._disk.read(key)  # a stat when it did not move
             except OSError:
                 closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri_of(key)))
                 self._connection.notify("textDocument/didClose", closed)
                 del self._open[key]
                 moved = True
                 continue
-            moved = self.sync(path, text).changed or moved
+            if text is not self._open[key][1]:  # the same string: unchanged since sent
+                moved = self.sync(Path(key), text).changed or moved
         return moved
 
     def _send_change(self, uri: str, path: Path, version: int, text: str) -> None:

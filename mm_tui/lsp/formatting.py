@@ -16,7 +16,7 @@ from typing import Any
 
 from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.documents import path_of_uri, real_path
-from mm_tui.lsp.text import from_wire_column, split_lines
+from mm_tui.lsp.text import from_wire_column, shared_lines
 
 _SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 _SYMBOL_KINDS = [
@@ -77,7 +77,7 @@ class SourceLines:
     def __init__(self, known: dict[str, str] | None = None, disk: DiskTexts | None = None) -> None:
         self._disk = disk or DiskTexts()
         self._lines: dict[str, list[str]] = {
-            key: split_lines(text) for key, text in (known or {}).items()
+            key: shared_lines(text) for key, text in (known or {}).items()
         }
 
     def line(self, path: Path, number: int) -> str:

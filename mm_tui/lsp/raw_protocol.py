@@ -6,22 +6,24 @@ filter, with lsprotocol 2025.0.0 — the message is dropped and the request neve
 Kept as plain JSON, every answer arrives; each action then reads what it needs, leniently,
 and an odd answer becomes a failure line instead of a silent hang.
 
-Requests go out through pygls' public `send_request`. Two private members of
-`JsonRPCProtocol` are used, because pygls has no public way to do the same: `_handle_response`
-(resolve the request an answer belongs to) and `_result_types` (the expected result type
-`send_request` records per request and only its own decoder removes). pygls is pinned to the
-exact version in pyproject.toml, and tests/lsp/test_pygls_private_members.py fails when either
-changes.
+Our own requests are framed and tracked here, not by pygls' `send_request`: pygls resolves a
+`concurrent.futures.Future` (a lock and a thread-safe wake-up per answer) after turning the
+params into attrs messages through cattrs, which cost more than a warm server takes to answer
+(issue 13's bench). An answer resolves an asyncio future of the loop directly, and no private
+member of pygls is needed. pygls still reads the stream, sends notifications and answers the
+server's own requests (server_requests.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from lsprotocol import converters
 from lsprotocol.types import ResponseError
 from pygls.protocol import JsonRPCProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, MsgId
@@ -40,8 +42,21 @@ class RawResponse:
     error: ResponseError | None = None
 
 
+class AnswerError(Exception):
+    """The server answered a request with an error."""
+
+    def __init__(self, error: ResponseError) -> None:
+        super().__init__(error.message)
+        self.message = error.message
+        self.code = error.code
+
+
 class RawJsonProtocol(JsonRPCProtocol):
     """A JSON-RPC protocol whose incoming params and results stay dicts and lists."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._answers: dict[MsgId, asyncio.Future[Any]] = {}
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         """Wrap a decoded JSON object in plain message classes, never failing."""
@@ -70,36 +85,58 @@ class RawJsonProtocol(JsonRPCProtocol):
             super().handle_message(message)
             return
         message_id = message.id
-        if isinstance(message_id, bool) or not isinstance(message_id, str | int):
-            log.debug("an answer without a usable id was dropped: %r", message)
-            return
-        self._result_types.pop(message_id, None)  # private: see the module's docstring
-        self._handle_response(message_id, message.result, message.error)  # private: idem
+        answer = None
+        if isinstance(message_id, str | int) and not isinstance(message_id, bool):
+            answer = self._answers.pop(message_id, None)
+        if answer is None or answer.done():  # unknown, or abandoned by its caller
+            log.debug("an answer nobody waits for was dropped: %r", message)
+        elif message.error is not None:
+            answer.set_exception(AnswerError(message.error))
+        else:
+            answer.set_result(message.result)
 
     def send_request_on_loop(
         self, method: str, params: Any, message_id: MsgId
     ) -> asyncio.Future[Any]:
-        """`send_request`, but answered through an asyncio future of the running loop.
+        """Send a request; its answer resolves the returned future of the running loop.
 
-        pygls resolves a `concurrent.futures.Future` from the reader, which runs on this same
-        loop: its done-callback settles the asyncio future directly, without the thread-safe
-        wake-up `asyncio.wrap_future` would cost per answer.
+        A caller that stops waiting calls `forget`; a late answer is then dropped.
         """
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        def settle(done: Future[Any]) -> None:
-            if answer.done():  # abandoned by its caller (timeout, cancel): nobody waits
-                return
-            error = None if done.cancelled() else done.exception()
-            if done.cancelled():
-                answer.cancel()
-            elif error is not None:
-                answer.set_exception(error)
-            else:
-                answer.set_result(done.result())
-
-        self.send_request(method, params, msg_id=message_id).add_done_callback(settle)
+        message = {"jsonrpc": "2.0", "id": message_id, "method": method, "params": params}
+        body = json.dumps(message, default=_plain).encode()  # ASCII: escapes kept
+        writer = self.writer
+        if writer is None:
+            raise BrokenPipeError("no writer")
+        self._answers[message_id] = answer
+        writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
         return answer
+
+    def forget(self, message_id: MsgId) -> None:
+        """Stop tracking a request whose caller no longer waits."""
+        self._answers.pop(message_id, None)
+
+    def fail_pending(self, error: BaseException) -> None:
+        """Fail every request still waiting (the server is gone: no answer will come)."""
+        answers, self._answers = self._answers, {}
+        for answer in answers.values():
+            if not answer.done():
+                answer.set_exception(error)
+
+    @property
+    def pending(self) -> int:
+        """How many requests wait for an answer."""
+        return len(self._answers)
+
+
+def _plain(value: Any) -> Any:
+    """An lsprotocol object (initialize's params) as the JSON the server reads."""
+    return _converter().unstructure(value)
+
+
+@functools.cache
+def _converter() -> Any:
+    return converters.get_converter()
 
 
 def _response_error(error: Any) -> ResponseError:

@@ -9,10 +9,11 @@ server has nothing to say about a comment (SPEC §4).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
-from mm_tui.lsp.text import split_lines
+from mm_tui.lsp.text import shared_lines
 
 _IDENTIFIER = re.compile(r"(?:[^\W\d]|\$)[\w$]*")
 #: Where a call, an index or a generic starts: what follows is not the name (`greet(x)`).
@@ -106,18 +107,24 @@ def find_occurrences(text: str, symbol: str, only_line: int | None = None) -> li
 
     `only_line` (0-based) keeps the occurrences on that line alone.
     """
+    return list(_occurrences(text, symbol, only_line))
+
+
+@functools.lru_cache(maxsize=64)
+def _occurrences(text: str, symbol: str, only_line: int | None) -> tuple[Occurrence, ...]:
+    """Remembered: a warm call asks about the same unchanged text again and again."""
     if not symbol:
-        return []
+        return ()
     pattern = re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
     code: list[Occurrence] = []
     comments: list[Occurrence] = []
-    for number, line in enumerate(split_lines(text)):
+    for number, line in enumerate(shared_lines(text)):
         if only_line is not None and number != only_line:
             continue
         found = [Occurrence(number, match.start()) for match in pattern.finditer(line)]
         if found:
             (comments if is_comment_line(line) else code).extend(found)
-    return code + comments
+    return (*code, *comments)
 
 
 def identifier_at(line: str, column: int) -> str:

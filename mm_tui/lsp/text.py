@@ -8,6 +8,7 @@ UTF-8 bytes or UTF-32 code points when the server says so (SPEC §4, §6). Lines
 
 from __future__ import annotations
 
+import functools
 import re
 
 UTF8 = "utf-8"
@@ -23,6 +24,14 @@ def split_lines(text: str) -> list[str]:
     return _LINE_BREAK.split(text)
 
 
+@functools.lru_cache(maxsize=64)
+def shared_lines(text: str) -> list[str]:
+    """`split_lines(text)`, remembered: a warm call reads the same unchanged texts again and
+    again (the disk cache hands back the same string, whose hash Python keeps). The list is
+    shared: callers only read it."""
+    return split_lines(text)
+
+
 def line_starts(text: str) -> list[int]:
     """The offset (in characters) where each LSP line of `text` starts."""
     return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
@@ -30,7 +39,7 @@ def line_starts(text: str) -> list[int]:
 
 def counted_lines(text: str) -> int:
     """How many lines a person counts in `text`: a final line break does not open a new one."""
-    lines = split_lines(text)
+    lines = shared_lines(text)
     if len(lines) > 1 and lines[-1] == "":
         return len(lines) - 1
     return len(lines) if text else 0

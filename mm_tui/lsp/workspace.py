@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import threading
@@ -31,7 +32,7 @@ from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
 from mm_tui.lsp.rename_action import needs_new_name, rename
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
-from mm_tui.lsp.text import counted_lines, split_lines
+from mm_tui.lsp.text import counted_lines, shared_lines
 from mm_tui.support.terminal_text import quoted
 
 UNKNOWN_ACTION = (
@@ -159,9 +160,7 @@ class LspWorkspace:
         return {c.name: c.process.returncode if c.process else None for c in connections}
 
     def _resolve(self, raw: str) -> Path:
-        text = raw.strip().strip(_QUOTES).strip()
-        path = Path(os.path.expanduser(text))
-        return Path(os.path.normpath(path if path.is_absolute() else self.root / path))
+        return _resolved(raw, str(self.root))
 
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
@@ -236,7 +235,7 @@ class LspWorkspace:
 
     async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
-        root = find_server_root(path, self.root, spec.root_markers)
+        root = _server_root(str(path), str(self.root), tuple(spec.root_markers))
         key = (spec.name, root)
         connection = self._connections.get(key)
         if connection is not None and connection.alive:
@@ -251,6 +250,20 @@ class LspWorkspace:
             return Failed(COULD_NOT_START.format(server=spec.name, reason=failure))
         self._connections[key] = connection
         return connection
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(raw: str, root: str) -> Path:
+    """The absolute path a call names (remembered: a pure function of its text and root)."""
+    text = os.path.expanduser(raw.strip().strip(_QUOTES).strip())
+    return Path(os.path.normpath(os.path.join(root, text)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _server_root(path: str, root: str, markers: tuple[str, ...]) -> Path:
+    """`find_server_root`, decided once per file for the session (as links are: documents.py);
+    the servers are keyed by it, so a file never moves from one server to another."""
+    return find_server_root(Path(path), Path(root), markers)
 
 
 def _targets(
@@ -273,7 +286,7 @@ def _targets(
             occurrences.sort(key=lambda o: not (o.column < column <= o.column + len(symbol)))
         return occurrences
     if line and column:
-        line_text = split_lines(text)[line - 1]
+        line_text = shared_lines(text)[line - 1]
         if column > len(line_text):
             return Failed(COLUMN_PAST_END.format(column=column, line=line, count=len(line_text)))
         return [Occurrence(line - 1, column - 1)]
