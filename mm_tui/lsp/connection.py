@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,9 +53,31 @@ class _ServerGone(Exception):
     """The process ended with the request unanswered (set by the exit watcher)."""
 
 
-def _expire(answer: asyncio.Future[Any]) -> None:
-    if not answer.done():
-        answer.set_exception(_NoAnswerInTime())
+class _Deadline:
+    """A request's time limit, stretched once by `grace` when it comes while the server says
+    it is still loading (progress open): a server holds its first request behind a project's
+    load (typescript-language-server began "Initializing JS/TS language features" after our
+    first request and took over 15 s on a loaded machine). Sets _NoAnswerInTime when due."""
+
+    def __init__(
+        self, answer: asyncio.Future[Any], limit: float, grace: float, loading: Callable[[], bool]
+    ) -> None:
+        self._answer, self._grace, self._loading = answer, grace, loading
+        self.waited = limit
+        self._handle = asyncio.get_running_loop().call_later(limit, self._due)
+
+    def _due(self) -> None:
+        if self._answer.done():
+            return
+        if self._grace > 0 and self._loading():
+            self.waited += self._grace
+            self._handle = asyncio.get_running_loop().call_later(self._grace, self._due)
+            self._grace = 0.0
+            return
+        self._answer.set_exception(_NoAnswerInTime())
+
+    def cancel(self) -> None:
+        self._handle.cancel()
 
 
 class ServerFailure(Exception):
@@ -293,14 +315,15 @@ class ServerConnection:
         message_id = f"mm-{next(self._ids)}"
         answer = self._protocol.send_request_on_loop(method, params, message_id)
         limit = self.timeouts.request if timeout is None else timeout
-        timer = asyncio.get_running_loop().call_later(limit, _expire, answer)
+        grace = self.timeouts.indexing if timeout is None else 0.0  # not initialize, shutdown
+        deadline = _Deadline(answer, limit, grace, lambda: self.state.loading)
         try:
             return await answer
         except AnswerError as error:
             raise ServerFailure(error.message, final=False) from None
         except _NoAnswerInTime:
             self._abandon(message_id)
-            raise ServerFailure(f"no answer within {limit:g}s") from None
+            raise ServerFailure(f"no answer within {deadline.waited:g}s") from None
         except _ServerGone:
             await self._drain_stderr()
             raise ServerFailure(self.exit_reason()) from None
@@ -308,7 +331,7 @@ class ServerConnection:
             self._abandon(message_id)
             raise
         finally:
-            timer.cancel()
+            deadline.cancel()
 
     def _abandon(self, message_id: str) -> None:
         """Forget a request we stop waiting for, and tell the server so."""

@@ -186,3 +186,31 @@ def test_did_save_follows_each_change_when_the_server_asks_for_it(
     ]
     assert methods[:2] == ["textDocument/didOpen", "textDocument/didChange"]
     assert saved == expected
+
+
+def test_a_warm_file_rewritten_in_place_with_its_size_and_time_kept_is_sent_again(
+    own_workspace: LspWorkspace,
+) -> None:
+    # Attack on the warm path's stat-first reading: after two warm calls the file is trusted;
+    # then it is rewritten in place, same size, its modification time put back. Its change
+    # time still moved, so the next call must read it, send it, and answer from it.
+    app = own_workspace.root / "app.py"
+    query = LspQuery("definition", "app.py", symbol="greet")
+    time.sleep(1.1)  # the copy is old enough to be trusted without a read (disk.py)
+    for _ in range(2):
+        assert (
+            text_of(own_workspace.execute(query))
+            == "greetings.py:5:5  def greet(name: str) -> str:"
+        )
+    before = os.stat(app)
+    local = "def greet(x):\n    return x\n\n\nbanner = greet('world')\n"
+    padding = before.st_size - len(local.encode()) - 1
+    app.write_text(local + "#" * padding + "\n")
+    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(app)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
+    assert text_of(own_workspace.execute(query)) == "app.py:1:5  def greet(x):"

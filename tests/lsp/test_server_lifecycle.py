@@ -157,3 +157,30 @@ def test_settings_reach_the_server_through_workspace_configuration(tmp_path: Pat
             workspace.close()
     assert answers["standard"] == "no diagnostics: untyped.py is clean"
     assert 'annotation is missing for parameter "x"' in answers["all"]
+
+
+def loading_spec(mode: str, delay: float) -> LspServerSpec:
+    command = (sys.executable, str(FIXTURES / "loading_server.py"), mode, str(delay))
+    return LspServerSpec(name="loading", command=command, extensions=(".py",))
+
+
+def test_a_request_waits_longer_while_the_server_says_it_is_loading(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def greet(): ...\n")
+    timeouts = Timeouts(request=0.5, indexing=20.0)  # the answer comes after 2 s
+    workspace = LspWorkspace([loading_spec("loading", 2.0)], tmp_path, timeouts)
+    try:
+        answer = workspace.execute(LspQuery("definition", "a.py", symbol="greet"))
+    finally:
+        workspace.close()
+    assert answer == Text("a.py:1:5  def greet(): ...")
+
+
+def test_a_late_answer_without_a_word_of_loading_hits_the_time_limit(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def greet(): ...\n")
+    timeouts = Timeouts(request=0.5, indexing=20.0)
+    workspace = LspWorkspace([loading_spec("quiet", 3.0)], tmp_path, timeouts)
+    try:
+        answer = workspace.execute(LspQuery("definition", "a.py", symbol="greet"))
+    finally:
+        workspace.close()
+    assert answer == Failed("[lsp: loading: definition failed: no answer within 0.5s]")
