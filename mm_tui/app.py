@@ -30,6 +30,7 @@ from mm_tui.agent.events import (
     TextDelta,
     ToolFinished,
     ToolOutputDelta,
+    ToolRunning,
     ToolStarted,
     TurnEnded,
     TurnStarted,
@@ -271,6 +272,8 @@ class MMApp(WindowPreferences):
                 await transcript.ask(event)
                 self.notify_if_away(QUESTION_WAITS.format(what=event.title))
                 self.refresh_bindings()
+            case ToolRunning():
+                pass  # the row runs from ToolStarted; a question's answer is PermissionResolved
             case PermissionResolved(call_id=call_id, answer=answer, automatic=automatic):
                 if (row := transcript.rows.get(call_id)) is not None:
                     row.resolve(answer, automatic)

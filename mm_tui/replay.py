@@ -34,6 +34,7 @@ from mm_tui.agent.events import (
     TextDelta,
     ToolFinished,
     ToolKind,
+    ToolRunning,
     ToolStarted,
     ToolStatus,
     TurnEnded,
@@ -47,6 +48,8 @@ from mm_tui.agent.tool_record import ToolRecord
 
 TimedEvent = tuple[float, Any]  # (seconds to wait before it, the event)
 END_OF_REPLAY = "end of the replay — Ctrl+Q quits"
+#: What a replay tells its port about the session: the top line's model and server, its id.
+_META_KEYS = ("model", "base_url", "cwd", "id")
 
 
 class ReplayError(Exception):
@@ -96,7 +99,7 @@ def load_replay(path: Path, pace: Pace | None = None) -> tuple[Replay, dict[str,
             document = read_session_document(Path(path))
         except SessionError as error:
             raise ReplayError(str(error)) from None
-        meta = {key: str(document.get(key) or "") for key in ("model", "base_url", "cwd")}
+        meta = {key: str(document.get(key) or "") for key in _META_KEYS}
         return Replay(document, pace or Pace()), meta
     try:
         session = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -106,7 +109,7 @@ def load_replay(path: Path, pace: Pace | None = None) -> tuple[Replay, dict[str,
         raise ReplayError(f"{path} is not JSON: {error}") from None
     if not isinstance(session, dict) or not isinstance(session.get("messages"), list):
         raise ReplayError(f"{path} is not a session file (no messages list)")
-    meta = {key: str(session.get(key) or "") for key in ("model", "base_url", "cwd")}
+    meta = {key: str(session.get(key) or "") for key in _META_KEYS}
     return Replay(session, pace or Pace()), meta
 
 
@@ -265,6 +268,7 @@ def _tool_events(
     if status == ToolStatus.REJECTED:
         yield pace.wait(pace.step_seconds), PermissionResolved(call_id, PermissionAnswer.REJECT)
     else:
+        yield 0.0, ToolRunning(call_id, name)
         yield 0.0, SpinnerChanged(running_state(name))
     shown = pace.wait(min(seconds, pace.longest_tool_seconds))
     yield shown, ToolFinished(call_id, name, title, status, seconds, output, diff)

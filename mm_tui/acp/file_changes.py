@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mm_tui.agent.tools.diffs import split_lines
+
 log = logging.getLogger(__name__)
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -46,31 +48,38 @@ class FileChange:
 
 
 def parse_unified(diff: str) -> list[FilePatch]:
-    """The files of a unified diff as the core writes it (tools/diffs.py)."""
+    """The files of a unified diff as the core writes it (tools/diffs.py, and lsp rename's
+    workspace_edit.changes_diff): only `\n` ends one of its lines."""
     patches: list[FilePatch] = []
     created = False
+    old_left = new_left = 0  # lines the current hunk still holds, from its header
     for line in diff.split("\n"):
-        if line.startswith("--- "):
+        if (old_left or new_left) and line[:1] in (" ", "-", "+"):
+            # a hunk's line, even one that reads like a header (`--- x`: a removed `-- x`)
+            patches[-1].hunks[-1].lines.append((line[0], line[1:] + "\n"))
+            old_left -= line[0] != "+"
+            new_left -= line[0] != "-"
+        elif line.startswith("--- "):
             created = line[4:].strip() == "/dev/null"
         elif line.startswith("+++ "):
             name = line[4:].strip()
             patches.append(FilePatch(name[2:] if name.startswith("b/") else name, created))
         elif patches and (match := _HUNK.match(line)):
             patches[-1].hunks.append(Hunk(int(match[1]), int(match[3])))
-        elif patches and patches[-1].hunks and line == _NO_NEWLINE:
+            old_left = 1 if match[2] is None else int(match[2])
+            new_left = 1 if match[4] is None else int(match[4])
+        elif patches and patches[-1].hunks and patches[-1].hunks[-1].lines and line == _NO_NEWLINE:
             sign, text = patches[-1].hunks[-1].lines[-1]
             patches[-1].hunks[-1].lines[-1] = (sign, text.removesuffix("\n"))
-        elif patches and patches[-1].hunks and line[:1] in (" ", "-", "+"):
-            patches[-1].hunks[-1].lines.append((line[0], line[1:] + "\n"))
     return patches
 
 
 def apply(text: str, patch: FilePatch, *, reverse: bool = False) -> str | None:
-    """`text` with the patch applied (or undone); None when its lines do not match. The core's
-    diff drops a line's `\r`; a CRLF file's lines are matched without it and added with it."""
+    """`text` with the patch applied (or undone); None when its lines do not match. Lines end
+    at `\n` alone, as in the core's diff, which keeps each line exactly (a CRLF line's `\r`,
+    a lone `\r`, a form feed): the texts rebuilt keep the file's line ends, mixed or not."""
     drop, keep = ("+", "-") if reverse else ("-", "+")
-    lines = text.splitlines(keepends=True)
-    crlf = bool(lines) and lines[0].endswith("\r\n")
+    lines = split_lines(text)
     result: list[str] = []
     cursor = 0
     for hunk in patch.hunks:
@@ -81,19 +90,15 @@ def apply(text: str, patch: FilePatch, *, reverse: bool = False) -> str | None:
         cursor = start
         for sign, line in hunk.lines:
             if sign in (" ", drop):
-                if cursor >= len(lines) or _bare(lines[cursor]) != _bare(line):
+                if cursor >= len(lines) or lines[cursor] != line:
                     return None
                 if sign == " ":
                     result.append(lines[cursor])
                 cursor += 1
             elif sign == keep:
-                result.append(line[:-1] + "\r\n" if crlf and line.endswith("\n") else line)
+                result.append(line)
     result.extend(lines[cursor:])
     return "".join(result)
-
-
-def _bare(line: str) -> str:
-    return line.removesuffix("\n").removesuffix("\r")
 
 
 def read_text(path: Path) -> str | None:

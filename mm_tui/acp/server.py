@@ -117,7 +117,7 @@ class MmAcpAgent:
         self, session_id: str, prompt: list[PromptBlock], **kwargs: Any
     ) -> PromptResponse:
         session = self._session(session_id)
-        ended: TurnEnded = await session.prompt(prompt_text(prompt, session.agent.cwd))
+        ended: TurnEnded = await session.prompt(prompt_text(prompt, session.bridge.translator.cwd))
         return PromptResponse(stop_reason=STOP_REASONS[ended.reason])
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -149,7 +149,7 @@ class MmAcpAgent:
         assert self._client is not None, "on_connect comes first"
         bridge = SessionBridge(self._client, EventTranslator(directory, config.skills_dir))
         agent = await asyncio.to_thread(Agent, config, bridge.sink, directory, resume=resume)
-        session = AcpSession(agent, bridge)
+        session = AcpSession(agent, bridge, resume or "")
         self.sessions[session.session_id] = session
         return session
 

@@ -19,7 +19,6 @@ from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption
 
 from mm_tui.acp.updates import EventTranslator, Outgoing, PermissionAsk
-from mm_tui.agent.agent import Agent
 from mm_tui.agent.events import (
     Event,
     PermissionAnswer,
@@ -27,6 +26,7 @@ from mm_tui.agent.events import (
     PermissionRequest,
     TurnEnded,
 )
+from mm_tui.agent.port import AgentPort
 
 log = logging.getLogger(__name__)
 
@@ -125,13 +125,17 @@ def _answer(future: Future[PermissionAnswer | PermissionReply], answer: Permissi
 
 
 class AcpSession:
-    """A session as the protocol sees it: prompts one at a time, cancel, close."""
+    """A session as the protocol sees it: prompts one at a time, cancel, close.
 
-    def __init__(self, agent: Agent, bridge: SessionBridge) -> None:
+    Its id is the core's session id (the session file's), or the id the client loaded: a
+    session another process still writes is continued in a fork, under its own new id, while
+    the client goes on naming it as it asked.
+    """
+
+    def __init__(self, agent: AgentPort, bridge: SessionBridge, session_id: str = "") -> None:
         self.agent = agent
         self.bridge = bridge
-        # The port has no session id yet; the session file's name is it (SPEC §8).
-        self.session_id = agent.session_path.stem
+        self.session_id = session_id or agent.session_id
         bridge.session_id = self.session_id
         self._running = False
         self._notices_said = False

@@ -54,6 +54,7 @@ from mm_tui.agent.events import (
     TextDelta,
     ToolFinished,
     ToolOutputDelta,
+    ToolRunning,
     ToolStarted,
     ToolStatus,
     TurnEnded,
@@ -92,7 +93,6 @@ class _Call:
     path: Path | None = None
     output: str = ""
     last_live: float = 0.0
-    running: bool = False
 
 
 @dataclass
@@ -103,7 +103,6 @@ class EventTranslator:
     skills_dir: str = ".mm/skills"
     replaying: bool = False  # session/load: the user's messages are sent back too
     _calls: dict[str, _Call] = field(default_factory=dict)
-    _current: str | None = None
     _answer: LiteralStream = field(default_factory=LiteralStream)
     _thought: LiteralStream = field(default_factory=LiteralStream)
 
@@ -121,8 +120,8 @@ class EventTranslator:
                 return [self._started(event)]
             case PermissionRequest():
                 return [self._ask(event)]
-            case SpinnerChanged(state=state):
-                return self._running() if state.startswith("Running ") else []
+            case ToolRunning(call_id=call_id):
+                return [update_tool_call(call_id, status="in_progress")]
             case ToolOutputDelta(call_id=call_id, text=text):
                 return self._live_output(call_id, text)
             case ToolFinished():
@@ -131,7 +130,7 @@ class EventTranslator:
                 return _message(f"\n\n[{level}] {literal(text)}\n\n")
             case TurnSummary():
                 return _message(f"\n\n{event.line()}\n")
-            case PermissionResolved() | Usage() | TurnEnded():
+            case SpinnerChanged() | PermissionResolved() | Usage() | TurnEnded():
                 return []
             case _:
                 assert_never(event)
@@ -139,7 +138,6 @@ class EventTranslator:
     def _started(self, event: ToolStarted) -> ToolCallStart:
         call = _Call(event.name, dict(event.arguments))
         self._calls[event.call_id] = call
-        self._current = event.call_id
         call.path = target_path(event.name, call.arguments, self.cwd)
         if event.name in SINGLE_FILE_EDITS and call.path is not None:
             call.old_text = read_text(call.path)
@@ -174,13 +172,6 @@ class EventTranslator:
                 return []
             return diff_content([FileChange(call.path, call.old_text, content)])
         return diff_content(changes_before(diff, self.cwd)) if diff else []
-
-    def _running(self) -> list[Outgoing]:
-        call = self._calls.get(self._current or "")
-        if call is None or call.running or self._current is None:
-            return []
-        call.running = True
-        return [update_tool_call(self._current, status="in_progress")]
 
     def _live_output(self, call_id: str, text: str) -> list[Outgoing]:
         call = self._calls.get(call_id)

@@ -156,6 +156,18 @@ class PermissionResolved:
 
 
 @dataclass(frozen=True)
+class ToolRunning:
+    """The call now runs: its permission (when one was asked) was given and the tool started.
+
+    A call refused, interrupted at its question, or failing before it runs (unknown tool,
+    arguments that are not JSON) never says it; ToolFinished ends every call either way.
+    """
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class ToolOutputDelta:
     """Live output of a running tool (bash), for the expanded row."""
 
@@ -256,6 +268,7 @@ Event = (
     | ToolStarted
     | PermissionRequest
     | PermissionResolved
+    | ToolRunning
     | ToolOutputDelta
     | ToolFinished
     | Notice

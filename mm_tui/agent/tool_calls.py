@@ -18,6 +18,7 @@ from mm_tui.agent.events import (
     Notice,
     ToolFinished,
     ToolOutputDelta,
+    ToolRunning,
     ToolStarted,
     ToolStatus,
     TurnEnded,
@@ -218,6 +219,7 @@ class ToolRunner:
             if not verdict.run:
                 self._unanswered = verdict.status is ToolStatus.INTERRUPTED
                 return verdict.output, verdict.status, None
+            signals.sink(ToolRunning(call_id, tool.name))
             signals.set_spinner(running_state(tool.name))
             try:
                 result = tool.run(args, ctx)

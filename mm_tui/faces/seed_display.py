@@ -22,6 +22,7 @@ from mm_tui.agent.events import (
     TextDelta,
     ToolFinished,
     ToolOutputDelta,
+    ToolRunning,
     ToolStarted,
     ToolStatus,
     TurnEnded,
@@ -105,6 +106,7 @@ class SeedDisplay:
                 | ReasoningDelta()
                 | AssistantMessageDone()
                 | PermissionResolved()
+                | ToolRunning()  # its header was said before: "avant exécution" (the seed)
                 | ToolOutputDelta()
                 | Usage()
                 | TurnEnded()

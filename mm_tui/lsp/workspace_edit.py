@@ -237,16 +237,29 @@ def _restore(written: list[FileChange]) -> None:
 
 
 def changes_diff(changes: list[FileChange], root: Path) -> str:
-    """A unified diff of every change, paths as the model sees them."""
+    """A unified diff of every change, paths as the model sees them. Like the core's diffs
+    (agent/tools/diffs.py), only `\n` ends a line and each line is kept as the file has it
+    (`\r` and all), so ACP rebuilds the exact texts from it; a last line without `\n` is
+    marked as `diff -u` marks it."""
     chunks: list[str] = []
     for change in changes:
         shown = display_path(change.path, root)
         chunks.extend(
             difflib.unified_diff(
-                change.old_text.splitlines(keepends=True),
-                change.new_text.splitlines(keepends=True),
+                _lines_with_ends(change.old_text),
+                _lines_with_ends(change.new_text),
                 fromfile=f"a/{shown}",
                 tofile=f"b/{shown}",
             )
         )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
+    return "".join(line if line.endswith("\n") else f"{line}\n{_NO_NEWLINE}\n" for line in chunks)
+
+
+_NO_NEWLINE = "\\ No newline at end of file"
+
+
+def _lines_with_ends(text: str) -> list[str]:
+    """The lines of `text`, each with its `\n` (the last one may have none)."""
+    lines = [f"{line}\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]

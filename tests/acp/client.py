@@ -46,6 +46,7 @@ class RecordingClient:
     questions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    session_ids: list[str] = field(default_factory=list)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -142,3 +143,23 @@ async def mm_acp(
 async def prompt(conn: ClientSideConnection, session_id: str, text: str) -> str:
     response = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
     return response.stop_reason
+
+
+def one_turn(
+    client: RecordingClient,
+    home: Path,
+    base_url: str,
+    text: str,
+    *flags: str,
+    cwd: Path | None = None,
+) -> str:
+    """A new session in `cwd` (default: home) on the scripted model at `base_url`, one prompt
+    with `text`, run to its end: the turn's stop reason (all the tests of a single turn)."""
+
+    async def scenario() -> str:
+        async with mm_acp(client, home, "--base-url", base_url, "--model", "m", *flags) as conn:
+            session = await conn.new_session(cwd=str(cwd or home), mcp_servers=[])
+            client.session_ids.append(session.session_id)
+            return await prompt(conn, session.session_id, text)
+
+    return asyncio.run(asyncio.wait_for(scenario(), timeout=115))

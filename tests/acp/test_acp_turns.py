@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from acp.schema import ToolCallStart
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
-
-
-def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, timeout=115))
+from tests.acp.client import RecordingClient, diffs, one_turn, texts
 
 
 def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
@@ -23,14 +18,8 @@ def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
     )
     client = RecordingClient()
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "hi")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "hi")
+    assert reason == "end_turn"
     assert client.thought_text() == "The user greets me."
     message = client.message_text()
     assert message.startswith("Hello **there**. Bye.")  # the escape sequence removed whole
@@ -49,14 +38,8 @@ def test_bash_is_execute_asks_first_and_runs_in_the_sessions_cwd(
     )
     client = RecordingClient(answer="allow_once")
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(project), mcp_servers=[])
-            return await prompt(conn, session.session_id, "where am I")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "where am I", cwd=project)
+    assert reason == "end_turn"
     [start] = client.starts()
     assert start.kind == "execute" and start.status == "pending" and start.title == "bash pwd"
     assert start.raw_input == {"command": "pwd"}
@@ -80,14 +63,8 @@ def test_a_refused_command_fails_with_the_seeds_rejection_text(
     )
     client = RecordingClient(answer="reject_once")
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "make a file")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "make a file")
+    assert reason == "end_turn"
     [start] = client.starts()
     final = client.final(start.tool_call_id)
     assert final.status == "failed"
@@ -106,14 +83,8 @@ def test_allow_always_is_asked_once_per_tool_and_output_is_shown_literally(
     )
     client = RecordingClient(answer="allow_always")
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "twice")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "twice")
+    assert reason == "end_turn"
     assert len(client.questions) == 1
     assert [texts(client.final(s.tool_call_id).content) for s in client.starts()] == [
         ["one\n"],
@@ -132,14 +103,8 @@ def test_file_changes_travel_as_diffs_new_file_from_empty_edit_with_old_and_new_
     )  # fmt: skip
     client = RecordingClient(answer="allow_once")
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "write it")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "write it")
+    assert reason == "end_turn"
     path = str(tmp_path / "src/new.py")
     write, edit = client.starts()
     assert (write.kind, edit.kind) == ("edit", "edit")
@@ -170,14 +135,8 @@ def test_read_tools_are_read_with_absolute_locations_and_never_ask(
     )
     client = RecordingClient(answer="reject_once")  # would refuse, if it were asked
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "read")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "read")
+    assert reason == "end_turn"
     assert client.questions == []
     read, skill_call = client.starts()
     assert read.kind == "read" and skill_call.kind == "read"
@@ -197,15 +156,69 @@ def test_the_loop_detector_and_a_server_fault_are_said_as_messages(
     model_server.enqueue(Reply(status=401, error_body={"error": {"message": "bad key"}}))
     client = RecordingClient()
 
-    async def scenario() -> str:
-        async with mm_acp(
-            client, tmp_path, "--base-url", model_server.base_url, "--model", "m"
-        ) as conn:
-            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-            return await prompt(conn, session.session_id, "read it")
-
-    assert run(scenario()) == "end_turn"
+    reason = one_turn(client, tmp_path, model_server.base_url, "read it")
+    assert reason == "end_turn"
     message = client.message_text()
     assert "[loop] read_file: the same call and result 3 times in a row" in message
     assert "[error] " in message and "refused the API key (HTTP 401: bad key)" in message
     assert all(isinstance(s, ToolCallStart) and s.kind == "read" for s in client.starts())
+
+
+def test_a_call_is_in_progress_only_once_it_runs_after_its_answer(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo ran"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo refused"})]),
+        Reply(text="One of two."),
+    )
+    client = RecordingClient(answer=["allow_once", "reject_once"])
+    assert one_turn(client, tmp_path, model_server.base_url, "twice") == "end_turn"
+    ran, refused = client.starts()
+    asked_first = client.updates.index(ran)  # the question comes between start and progress
+    statuses = [u.status for u in client.progress(ran.tool_call_id)]
+    assert statuses[0] == "in_progress" and statuses[-1] == "completed"
+    assert client.updates.index(client.progress(ran.tool_call_id)[0]) > asked_first
+    # the refused call never ran: no in_progress, only its failure
+    assert [u.status for u in client.progress(refused.tool_call_id)] == ["failed"]
+
+
+def test_the_session_id_is_the_cores_session(tmp_path: Path, model_server: ScriptedServer) -> None:
+    model_server.enqueue(Reply(text="Noted."))
+    client = RecordingClient()
+    assert one_turn(client, tmp_path, model_server.base_url, "remember") == "end_turn"
+    [session_id] = client.session_ids
+    [saved] = (tmp_path / "data").rglob(f"{session_id}.jsonl")  # the file the turn went to
+    assert "remember" in saved.read_text()
+
+
+def test_crlf_mixed_and_lone_cr_line_ends_travel_exactly_in_acp_diffs(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    # CRLF lines, an LF line, a lone CR inside a line and a form feed: edit_file changes one
+    # line, then write_file rewrites the whole file in CRLF. Every text ACP shows, before and
+    # after each edit, is the file's bytes exactly.
+    path = tmp_path / "crlf.txt"
+    original = b"one\r\ntwo\r\nlf only\nin\rside\r\n\x0cpage\r\nlast\r\n"
+    path.write_bytes(original)
+    rewritten = "alpha\r\nbeta\r\n"
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("edit_file", {"path": "crlf.txt",
+                                                 "edits": [{"old": "two", "new": "TWO"}]})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "crlf.txt", "content": rewritten})]),
+        Reply(text="Edited and rewritten."),
+    )  # fmt: skip
+    client = RecordingClient(answer="allow_once")
+    assert one_turn(client, tmp_path, model_server.base_url, "edit it") == "end_turn"
+    edited = original.replace(b"two", b"TWO").decode()
+    assert path.read_bytes() == rewritten.encode()
+    edit, write = client.starts()
+    (asked_edit, _), (asked_write, _) = client.questions
+    [planned] = diffs(asked_edit.content)
+    assert (planned.old_text, planned.new_text) == (original.decode(), edited)
+    [made] = diffs(client.final(edit.tool_call_id).content)
+    assert (made.old_text, made.new_text) == (original.decode(), edited)
+    [planned] = diffs(asked_write.content)
+    assert (planned.old_text, planned.new_text) == (edited, rewritten)
+    [made] = diffs(client.final(write.tool_call_id).content)
+    assert (made.old_text, made.new_text) == (edited, rewritten)

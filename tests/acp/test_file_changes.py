@@ -11,7 +11,14 @@ from mm_tui.acp.file_changes import apply, changes_after, changes_before, parse_
 from mm_tui.acp.server import prompt_text
 from mm_tui.agent.tools.diffs import diff_texts
 
-lines = st.lists(st.sampled_from(["a", "b", "c", "", "  x", "é", "a\r"]), max_size=30)
+#: Lines as files have them: CRLF ends (`a\r`), a lone `\r` inside, a form feed and a line
+#: separator (both end a line for `str.splitlines`, never for a diff), a removed `-- x`.
+lines = st.lists(
+    st.sampled_from(
+        ["a", "b", "c", "", "  x", "é", "a\r", "in\rside", "\x0cpage", "u\u2028v", "-- x"]
+    ),
+    max_size=30,
+)
 
 
 def text_of(items: list[str], final_newline: bool) -> str:
@@ -25,8 +32,6 @@ def test_any_diff_of_the_core_applies_forwards_and_backwards(
     old_lines: list[str], new_lines: list[str], old_end: bool, new_end: bool
 ) -> None:
     old, new = text_of(old_lines, old_end), text_of(new_lines, new_end)
-    if "\r" in old + new:  # the core's diff drops `\r`: a CRLF file is matched without it
-        old, new = old.replace("\r", ""), new.replace("\r", "")
     diff = diff_texts(old, new, "f.txt", created=not old)
     if diff.is_empty:
         return
@@ -37,8 +42,30 @@ def test_any_diff_of_the_core_applies_forwards_and_backwards(
 
 def test_a_crlf_file_keeps_its_line_ends() -> None:
     old, new = "one\r\ntwo\r\n", "one\r\nTWO\r\n"
+    diff = diff_texts(old, new, "f.txt")
+    assert "-two\r\n+TWO\r\n" in diff.unified  # the diff keeps the file's line ends
+    assert "\r" not in diff.numbered  # the model's numbered lines do not
+    [patch] = parse_unified(diff.unified)
+    assert apply(old, patch) == new and apply(new, patch, reverse=True) == old
+
+
+def test_mixed_line_ends_are_kept_line_by_line() -> None:
+    old = "crlf\r\nlf\nlone\rcr\r\nend"
+    new = "crlf\r\nLF\nlone\rcr\r\nEND"
     [patch] = parse_unified(diff_texts(old, new, "f.txt").unified)
     assert apply(old, patch) == new and apply(new, patch, reverse=True) == old
+
+
+def test_a_renames_diff_keeps_line_ends_and_a_missing_final_newline(tmp_path: Path) -> None:
+    from mm_tui.lsp.workspace_edit import FileChange as RenameChange
+    from mm_tui.lsp.workspace_edit import changes_diff
+
+    path = tmp_path / "m.py"
+    old, new = "a = greet\r\nb\x0c = greet\r\ngreet", "a = hello\r\nb\x0c = hello\r\nhello"
+    path.write_text(new, newline="")
+    diff = changes_diff([RenameChange(path, old, new, 3)], tmp_path)
+    [after] = changes_after(diff, tmp_path)
+    assert (after.old, after.new) == (old, new)
 
 
 def test_a_diff_that_does_not_fit_the_file_gives_no_text(tmp_path: Path) -> None:

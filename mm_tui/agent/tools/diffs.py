@@ -3,7 +3,9 @@
 SPEC §4 asks for "the diff with line numbers" after an edit. The window gets a standard
 unified diff (`--- a/…`, `+++ b/…`, hunks) that any diff colourer parses; the model gets the
 same hunks with each line's number written beside it, so it can `read_file` around a change
-without counting. Only the neighbourhood of each replacement is compared with `difflib`, so
+without counting. Only `\n` ends a line, and the unified diff keeps each line as the file has
+it (a CRLF line ends in `\r`, a lone `\r` stays where it is): ACP rebuilds the exact old and
+new texts from it (acp/file_changes.py). The model's numbered lines drop a line's final `\r`. Only the neighbourhood of each replacement is compared with `difflib`, so
 editing one function of a 20,000-line file costs a few small comparisons, not a whole-file diff.
 """
 
@@ -16,6 +18,7 @@ from mm_tui.agent.tools.file_text import displayable
 
 CONTEXT_LINES = 3
 NO_NEWLINE_MARKER = "\\ No newline at end of file"
+CR = "\r"
 
 
 @dataclass(frozen=True)
@@ -186,9 +189,9 @@ class _DiffBuilder:
             unified.append(header)
             numbered.append(header)
             for sign, number, line in rows:
-                text = displayable(line.rstrip("\n").removesuffix("\r"))
-                unified.append(f"{sign}{text}")
-                numbered.append(f"{sign} {number:>{width}} | {text}")
+                body = line.removesuffix("\n")
+                unified.append(f"{sign}{displayable(body)}")
+                numbered.append(f"{sign} {number:>{width}} | {displayable(body.removesuffix(CR))}")
                 if not line.endswith("\n"):
                     unified.append(NO_NEWLINE_MARKER)
                     numbered.append(NO_NEWLINE_MARKER)
