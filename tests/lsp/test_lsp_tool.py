@@ -153,3 +153,19 @@ def test_declaring_the_tool_does_not_load_the_client_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_file_edited_by_edit_file_between_two_calls_is_sent_again(
+    tool: LspTool, project: Path
+) -> None:
+    # issue 13, "every open document kept true": edit_file moves greet three lines down in
+    # greetings.py, a file the server has open since the first answer pointed into it.
+    from mm_tui.agent.tools.edit_file import EditFileTool
+
+    ctx = ToolContext(cwd=project)
+    ask = {"action": "definition", "path": "app.py", "symbol": "greet"}
+    assert tool.run(ask, ctx).output == "greetings.py:5:5  def greet(name: str) -> str:"
+    edits = [{"old": "# greet builds", "new": "# one\n# two\n# three\n# greet builds"}]
+    edited = EditFileTool().run({"path": "greetings.py", "edits": edits}, ctx)
+    assert edited.status is ToolStatus.DONE
+    assert tool.run(ask, ctx).output == "greetings.py:8:5  def greet(name: str) -> str:"
