@@ -99,6 +99,10 @@ def test_stream_json_is_one_event_a_line_as_it_happens_then_the_result(
     assert events[started]["arguments"] == {"command": "echo hi"}
     finished = events[types.index("tool_finished")]
     assert finished["status"] == "done" and finished["output"] == "hi\n"
+    running = types.index("tool_running")  # the call runs (yolo: no question first)
+    assert started < running < types.index("tool_finished")
+    assert events[running] == {"type": "tool_running", "call_id": events[started]["call_id"],
+                               "name": "bash"}  # fmt: skip
     deltas = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert deltas == ANSWER_WITH_ESCAPES and types.count("text_delta") > 1
 
