@@ -132,6 +132,18 @@ class DirectClient:
             self.process.kill()
 
 
+def _points_at_greet(answer: Any) -> bool:
+    """Whether a definition answer (Location or LocationLink list) names greet's line."""
+    items = answer if isinstance(answer, list) else [answer]
+    for item in items:
+        if isinstance(item, dict):
+            uri = item.get("uri", item.get("targetUri", ""))
+            where = item.get("range", item.get("targetSelectionRange")) or {}
+            if str(uri).endswith("/greetings.py") and where.get("start", {}).get("line") == 4:
+                return True
+    return False
+
+
 def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
@@ -152,10 +164,12 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
         tool_cold = _ms(started)
         started = time.perf_counter()
         direct.start()
-        direct.definition()
+        answer = direct.definition()
         direct_cold = _ms(started)
         if output != EXPECTED:
             raise RuntimeError(f"unexpected answer from the tool: {output!r}")
+        if not _points_at_greet(answer):  # the same question, answered the same way
+            raise RuntimeError(f"unexpected answer to the direct request: {answer!r}")
         time.sleep(1.1)  # the copied files age past disk.py's racy second: trusted from a stat
         for _ in range(REPEATS):  # both warm
             tool.run(ARGS, context)
