@@ -184,3 +184,18 @@ def test_a_late_answer_without_a_word_of_loading_hits_the_time_limit(tmp_path: P
     finally:
         workspace.close()
     assert answer == Failed("[lsp: loading: definition failed: no answer within 0.5s]")
+
+
+def test_an_import_line_answered_while_loading_is_asked_again_once_loaded(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.py").write_text("from greetings import greet\n\ngreet()\n")
+    (tmp_path / "greetings.py").write_text("def greet(): ...\n")
+    command = (sys.executable, str(FIXTURES / "import_first_server.py"))
+    spec = LspServerSpec(name="import-first", command=command, extensions=(".py",))
+    workspace = LspWorkspace([spec], tmp_path, Timeouts(indexing=20.0))
+    try:
+        answer = workspace.execute(LspQuery("definition", "app.py", symbol="greet"))
+    finally:
+        workspace.close()
+    assert answer == Text("greetings.py:1:5  def greet(): ...")
