@@ -48,8 +48,8 @@ from mm_tui.agent.tool_record import ToolRecord
 
 TimedEvent = tuple[float, Any]  # (seconds to wait before it, the event)
 END_OF_REPLAY = "end of the replay — Ctrl+Q quits"
-#: What a replay tells its port about the session: the top line's model and server, its id.
-_META_KEYS = ("model", "base_url", "cwd", "id")
+#: What a replay tells its port about the session: the top line's model and server.
+_META_KEYS = ("model", "base_url", "cwd")
 
 
 class ReplayError(Exception):

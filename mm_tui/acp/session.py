@@ -135,7 +135,7 @@ class AcpSession:
     def __init__(self, agent: AgentPort, bridge: SessionBridge, session_id: str = "") -> None:
         self.agent = agent
         self.bridge = bridge
-        self.session_id = session_id or agent.session_id
+        self.session_id = session_id or agent.session_id()
         bridge.session_id = self.session_id
         self._running = False
         self._notices_said = False

@@ -147,10 +147,6 @@ class Agent:
         """The context the next request would carry, estimated (no call made yet)."""
         return estimate_tokens(self.model_call.request(self.model))
 
-    @property
-    def session_id(self) -> str:
-        return self.conversation.session.id
-
     def full_output(self, call_id: str) -> str | None:
         """A call's whole output as it ran (the model got it cut), or None if none was kept."""
         return read_full_output(self.session_path, call_id)

@@ -56,12 +56,6 @@ class AgentPort(Protocol):
     @property
     def startup_notices(self) -> list[Notice]: ...
 
-    @property
-    def session_id(self) -> str:
-        """The session the turns are kept in (`--resume ID`; ACP's `sessionId`); "" when
-        there is none (a replay of a file that names none)."""
-        ...
-
     def run_turn(self, text: str) -> TurnEnded:
         """Run one user turn to its end (blocking); never raises for a fault."""
         ...

@@ -83,10 +83,6 @@ class ReplaySource:
     def startup_notices(self) -> list[Notice]:
         return []
 
-    @property
-    def session_id(self) -> str:
-        return self.meta.get("id", "")
-
     def run_turn(self, text: str) -> TurnEnded:
         """A replay answers nothing: the turn ends at once, saying so."""
         return TurnEnded("error", NO_MODEL_IN_REPLAY)
