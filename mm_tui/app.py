@@ -1,9 +1,8 @@
 """The window (SPEC §7): a Textual app that renders the core's events and holds no agent logic.
 
-The core (the Agent, or a replay source) sits behind `AgentPort`, reached only through the
-`TurnController` in `self.turns`; its events arrive through `EventBridge`. Slash commands live
-in `mm_tui.window.commands`; both draw through `mm_tui.surface.ScreenSurface`.
-"""
+The core (the Agent, or a replay source) sits behind `AgentPort`, reached only through
+`self.turns` (TurnController); events come through `EventBridge`, slash commands from
+`window.commands`; both draw through `mm_tui.surface.ScreenSurface`."""
 
 from __future__ import annotations
 
