@@ -1,7 +1,7 @@
 """Attacks on "processes end when they should" (issue 11, class 9): commands that leave their
 process group (`setsid`, a double-forking daemon, `nohup`) are still ended when their call
 times out or is interrupted and when `mm-tui -p` exits; a fork bomb is held to the process
-limit and ended. Real bash, real processes; the fork bomb runs as `nobody` (RLIMIT_NPROC is
+limit and ended. Real bash, real processes; the fork bomb runs as an unused user id (RLIMIT_NPROC is
 not applied to root) under an outer safety limit, so the machine stays usable whatever
 happens."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import resource
 import shutil
 import subprocess
@@ -147,7 +148,14 @@ def test_detached_processes_are_ended_when_mm_tui_exits(
         kill_all([*pids, *sleepers("301")])
 
 
-NOBODY = 65534
+def unused_uid() -> int:
+    """A user id no process has, chosen afresh for each run: two suites running the fork bomb
+    at once on one machine (as `nobody` both) would count each other's processes."""
+    for _ in range(100):
+        uid = random.randrange(200_000, 900_000)
+        if processes_of(uid) == 0:
+            return uid
+    raise AssertionError("no unused user id found")
 
 
 def processes_of(uid: int) -> int:
@@ -175,7 +183,7 @@ def live_processes_of(uid: int) -> int:
 
 @pytest.fixture
 def open_folder() -> Iterator[Path]:
-    """A folder `nobody` may use (pytest's tmp_path is root's alone)."""
+    """A folder any user may use (pytest's tmp_path is root's alone)."""
     folder = Path(tempfile.mkdtemp(prefix="mm-forkbomb-"))
     folder.chmod(0o777)
     yield folder
@@ -186,7 +194,7 @@ def open_folder() -> Iterator[Path]:
 def test_a_fork_bomb_is_held_to_the_process_limit_and_ended(
     open_folder: Path, model_server: ScriptedServer
 ) -> None:
-    assert processes_of(NOBODY) == 0, "nobody already runs something: the count would be wrong"
+    bomber = unused_uid()
     (open_folder / ".mm.yaml").write_text("maxProcesses: 50\n")
     bomb = ":(){ :|:& };:"
     model_server.enqueue(Reply(tool_calls=[ToolCall("bash", {"command": bomb})]))
@@ -197,7 +205,7 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_ended(
     def watch() -> None:
         nonlocal peak
         while running:
-            peak = max(peak, processes_of(NOBODY))
+            peak = max(peak, processes_of(bomber))
             time.sleep(0.005)
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -205,7 +213,7 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_ended(
     try:
         result = mm(
             "-p", "bomb", "--yolo", "--base-url", model_server.base_url,
-            cwd=open_folder, user=str(NOBODY), nproc=300,
+            cwd=open_folder, user=str(bomber), nproc=300,
         )  # fmt: skip
     finally:
         running = False
@@ -214,4 +222,4 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_ended(
     told = model_server.requests[1]["messages"][-1]["content"]
     assert told.endswith(PROCESS_LIMIT_LINE.format(limit=50)), told[-300:]
     assert peak <= 50 + 5, f"{peak} processes: the limit did not hold"
-    assert wait_for(lambda: live_processes_of(NOBODY) == 0, 10), "the bomb outlived mm-tui"
+    assert wait_for(lambda: live_processes_of(bomber) == 0, 10), "the bomb outlived mm-tui"
