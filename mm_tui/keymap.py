@@ -8,7 +8,9 @@ line and the entry (and start-up stops, as for any bad config, SPEC §2):
 - a key Textual cannot name (`ctrl+pp`);
 - a key given to two actions that are active together (the same widget or screen, or the
   window's own keys), whether both come from the keymap or one is a default;
-- a bare character for a window-wide key: it would fight typing in the prompt.
+- a bare character for a window-wide key: it would fight typing in the prompt;
+- a new key for a key that always wins (Esc, Ctrl+Q, PgUp: priority bindings) that the prompt
+  edits with or a widget or screen binds: it would be taken from them everywhere.
 The help page shows the keys in effect (`effective_keys`).
 """
 
@@ -132,18 +134,46 @@ def keymap_problems(choices: Sequence[KeyChoice], owners: Iterable[type]) -> lis
             reason = f"{choice.keys!r} is not a key (keys look like ctrl+k, f5, pageup, x)"
             problems.append(KeyChoice(choice.binding_id, reason, choice.line))
             continue
-        owner_ids = {owned.owner for owned in bindings if owned.id == choice.binding_id}
-        if any(issubclass(owner, App) for owner in owner_ids):
+        owned_here = [owned for owned in bindings if owned.id == choice.binding_id]
+        if any(issubclass(owned.owner, App) for owned in owned_here):
             typed = [key for key in keys if "+" not in key and key_to_character(key) is not None]
             if typed:
                 reason = f"{typed[0]!r} is typed in the prompt: give ctrl+…, alt+… or a key like F5"
                 problems.append(KeyChoice(choice.binding_id, reason, choice.line))
+                continue
+        if any(owned.binding.priority for owned in owned_here):
+            taken = _taken_by_priority(keys, owned_here[0], bindings)
+            if taken is not None:
+                problems.append(KeyChoice(choice.binding_id, taken, choice.line))
                 continue
         if (other := _clash(choice.binding_id, keys, bindings, asked)) is not None:
             key, rival = other
             reason = f"{key} is also {rival}'s key: give one of them another key"
             problems.append(KeyChoice(choice.binding_id, reason, choice.line))
     return problems
+
+
+#: Keys the prompt edits with: a window-wide key that always wins must not take them.
+EDITING_KEYS = frozenset(
+    {"enter", "tab", "backspace", "delete", "left", "right", "up", "down", "home", "end"}
+)
+
+
+def _taken_by_priority(
+    keys: list[str], owned: OwnedBinding, bindings: list[OwnedBinding]
+) -> str | None:
+    """Why a window-wide key that always wins (a priority binding, like Esc or Ctrl+Q) may not
+    be `keys`: it would take a key from the prompt or from a widget's own binding."""
+    defaults = set(_split(owned.binding.key))
+    for key in keys:
+        if key in defaults:
+            continue
+        if key in EDITING_KEYS:
+            return f"{key} would be taken from the prompt (this key wins everywhere)"
+        for other in bindings:
+            if other.owner is not owned.owner and key in _split(other.binding.key):
+                return f"{key} would be taken from {other.id} (this key wins everywhere)"
+    return None
 
 
 def _clash(

@@ -166,6 +166,8 @@ def test_keymap_mistakes_are_found_each_with_its_reason() -> None:
         KeyChoice("row.full_output", "f7", 7),
         KeyChoice("app.bottom", "x", 8),
         KeyChoice("question.allow_once", "y", 9),
+        KeyChoice("app.interrupt", "enter", 10),
+        KeyChoice("app.page_up", "ctrl+o", 11),
     )
     found = {(bad.binding_id, bad.line): bad.keys for bad in keymap_problems(choices, owners)}
     assert found[("app.hlep", 3)].startswith("unknown binding id (known: app.bottom, ")
@@ -177,12 +179,23 @@ def test_keymap_mistakes_are_found_each_with_its_reason() -> None:
         == "'x' is typed in the prompt: give ctrl+…, alt+… or a key like F5"
     )
     assert ("question.allow_once", 9) not in found  # a question's own key may be a letter
-    assert len(found) == 6
+    # Esc and PgUp win everywhere: moved onto Enter or a row's Ctrl+O they would take it.
+    assert found[("app.interrupt", 10)] == (
+        "enter would be taken from the prompt (this key wins everywhere)"
+    )
+    assert found[("app.page_up", 11)] == (
+        "ctrl+o would be taken from row.full_output (this key wins everywhere)"
+    )
+    assert len(found) == 8
 
 
 def test_two_bindings_may_swap_keys_in_the_keymap() -> None:
-    swap = (KeyChoice("app.help", "ctrl+q"), KeyChoice("app.quit", "f1"))
+    swap = (KeyChoice("app.help", "f2"), KeyChoice("app.focus_question", "f1"))
     assert keymap_problems(swap, MMApp.binding_owners()) == []
+    # Ctrl+Q's action wins everywhere: on F1 it would quit from the help page F1 closes.
+    onto_f1 = (KeyChoice("app.help", "ctrl+q"), KeyChoice("app.quit", "f1"))
+    [problem] = keymap_problems(onto_f1, MMApp.binding_owners())
+    assert problem.keys == "f1 would be taken from help.close (this key wins everywhere)"
 
 
 def test_mm_tui_stops_on_a_bad_keymap_with_one_line_per_entry(tmp_path: Path) -> None:
