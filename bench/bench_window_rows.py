@@ -94,6 +94,7 @@ async def _window_rows(rows: int) -> dict[str, float]:
     from mm_tui.widgets.answer_blocks import AnswerBlock
     from mm_tui.widgets.blocks import SummaryLine
     from mm_tui.widgets.prompt import PromptInput
+    from mm_tui.widgets.tool_row import ToolRow
     from mm_tui.window.replay_source import replay_factory
 
     session = realistic_session(rows)
@@ -125,7 +126,7 @@ async def _window_rows(rows: int) -> dict[str, float]:
         result["replay_cpu"] = (app.probed_cpu[first] - cpu) * 1000
         app.probe = None
         await settled(app, quiet=0.2)
-        last = list(app.transcript.rows.values())[-1]
+        last = app.transcript.query(ToolRow).last()  # the newest row (rows revived go last)
         last.focus()
         await pilot.pause()
 

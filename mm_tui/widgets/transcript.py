@@ -9,6 +9,7 @@ records built from its events (`show_past`), never as a widget per block.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -56,6 +57,11 @@ class Transcript(BlockWindow):
         self.rows: dict[str, ToolRow] = {}
         self._answer: AnswerBlock | None = None
         self._reasoning: ReasoningBlock | None = None
+
+    def on_unmount(self) -> None:
+        """The window closes: give back to the collector what `ScreenSurface.show_resumed`
+        froze at the end of start-up (tests open many windows in one process)."""
+        gc.unfreeze()
 
     # -- what the block window asks -----------------------------------------------------
 
