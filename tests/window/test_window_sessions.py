@@ -93,7 +93,8 @@ async def test_resume_lists_this_directorys_sessions_and_opens_one_with_its_conv
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: "first task: fix the greeting" in said_users(app), "shown")
         assert said_users(app) == ["first task: fix the greeting"]  # the transcript is that one
-        assert f"opened session {first} (3 messages)" in notices(app)
+        opened = f"opened session {first} (3 messages)"  # said once the past is mounted
+        await wait_for(pilot, lambda: opened in notices(app), "the opened line")
         assert app.turns.port is not None and app.turns.port.session_id() == first
         model_server.enqueue(Reply(text="Going on."))
         await send(pilot, "and now?")
@@ -165,10 +166,11 @@ async def test_a_session_another_mm_tui_writes_is_marked_and_opens_as_a_copy(
             await wait_for(pilot, lambda: bool(said_users(app)), "the conversation is shown")
             port = app.turns.port
             assert port is not None and port.session_id() != busy
-            assert (
+            in_use = (
                 f"session {busy} is in use by another mm-tui — it was left as it is; "
                 f"this one goes on in a copy, session {port.session_id()}"
-            ) in notices(app)
+            )
+            await wait_for(pilot, lambda: in_use in notices(app), "the in-use line")
             assert said_users(app) == ["a task running elsewhere"]
     finally:
         holder.kill()
@@ -185,7 +187,7 @@ async def test_ctrl_f_goes_on_in_a_copy(model_server: Any, live_app: Any, projec
         port = app.turns.port
         assert port is not None and port.session_id() != original
         forked = f"forked session {original} (3 messages) as {port.session_id()}"
-        assert forked in notices(app)
+        await wait_for(pilot, lambda: forked in notices(app), "the forked line")
 
 
 async def test_a_corrupt_session_in_the_list_is_said_and_nothing_changes(
