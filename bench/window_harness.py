@@ -93,13 +93,17 @@ def rss_mb() -> float:
     return float("nan")
 
 
-async def until(condition: Callable[[], bool], limit: float = 60.0) -> None:
-    """Yield to the app until `condition` holds; a bench that waits forever is a bug."""
+async def until(condition: Callable[[], bool], limit: float = 60.0, poll: float = 0.001) -> None:
+    """Yield to the app until `condition` holds; a bench that waits forever is a bug.
+
+    `poll`: seconds between looks. A bench measuring the app's CPU looks seldom (the moment
+    it measures is recorded by a frame probe, not by this loop): a look every millisecond
+    wakes the event loop 1,000 times a second and costs more than the app's own frames."""
     deadline = time.perf_counter() + limit
     while not condition():
         if time.perf_counter() > deadline:
             raise TimeoutError(f"the app did not get there in {limit:g} s")
-        await asyncio.sleep(0.001)
+        await asyncio.sleep(poll)
 
 
 async def settled(app: Any, quiet: float = 0.3, limit: float = 600.0) -> float:

@@ -37,7 +37,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.agent.port import AgentPort
-from mm_tui.app_preferences import WindowPreferences
+from mm_tui.app_clock import WindowClock
 from mm_tui.surface import ScreenSurface
 from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
 from mm_tui.widgets.output_viewer import OutputViewer
@@ -48,7 +48,6 @@ from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.session_picker import SessionPicker
 from mm_tui.widgets.slash_menu import SlashMenu
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
-from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.widgets.trust_screen import TrustScreen
@@ -65,10 +64,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AGENT_FAILED = "the agent could not start: {error}"
-TICK_SECONDS = 0.1
 
 
-class MMApp(WindowPreferences):
+class MMApp(WindowClock):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
     It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
@@ -158,7 +156,7 @@ class MMApp(WindowPreferences):
             self._build_now(factory)
         self.turns.refresh_top_line()
         if not self.still:
-            self.set_interval(TICK_SECONDS, self._tick)
+            self.start_clock()
         if factory is not None and self.build_in_worker and self.project_trust is not None:
             question = TrustScreen(self.project_trust.question)
             self.push_screen(question, self._trust_answered)  # the core waits for the answer
@@ -175,14 +173,8 @@ class MMApp(WindowPreferences):
         if self.agent_factory is not None:
             self._build_agent(self.agent_factory)
 
-    def _tick(self) -> None:
-        if not self.turns.running or not self.query(StatusLine):  # idle, or closing
-            return
-        self.frame += 1
-        self.status_line.frame = self.frame
-        self.status_line.elapsed = format_duration(self.turns.elapsed())
-        for row in self.transcript.running_rows():
-            row.tick(self.frame)
+    def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
+        return self.turns, self.bridge
 
     # -- building the port ----------------------------------------------------------------
 
@@ -236,12 +228,14 @@ class MMApp(WindowPreferences):
     # -- events from the core -------------------------------------------------------------
 
     @on(notes.EventsArrived)
-    async def _events_arrived(self) -> None:
+    async def take_events(self) -> None:
         for event in self.bridge.take():
             if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
                 return
             await self.apply_event(event)
         await self.transcript.flush()  # the batch's new blocks mounted together, now
+        # The answer is on screen: its next deltas wait for the tick (EventBridge).
+        self.bridge.hold_deltas = self.transcript.clocked and self.transcript.streaming
 
     async def apply_event(self, event: notes.WindowEvent) -> None:
         """Render one event of `mm_tui.agent.events` (or a note of the window's workers)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from markdown_it.token import Token
@@ -18,6 +19,7 @@ from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.support.terminal_text import literal
 from mm_tui.widgets.aligned_table import AlignedTable
+from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
 from mm_tui.widgets.long_blocks import answer_parser, long_block
 
@@ -31,11 +33,13 @@ PARSE_SHARE = 3
 
 
 class AnswerBlock(Markdown):
-    """The model's answer, appended to its Markdown at most every `FLUSH_SECONDS`.
+    """The model's answer: streamed into one self-drawing `AnswerStream`, then kept.
 
-    Textual's `MarkdownStream` appends as fast as the loop allows, which at 50 tokens a second
-    is one parse, layout and frame per token. Here the first piece shows at once and the next
-    ones are gathered until the next flush.
+    While the answer streams, its text goes to an `AnswerStream` at most every
+    `FLUSH_SECONDS` (the first piece at once): Textual's `MarkdownStream` would append, parse,
+    lay out and draw the screen once per token. An answer built whole (a replay, a revived
+    block) is Textual's Markdown from the start; so is a streamed answer holding a block the
+    stream draws only approximately (a table), once it is finished.
     """
 
     BLOCKS = {
@@ -45,14 +49,25 @@ class AnswerBlock(Markdown):
         "table_open": AlignedTable,
     }
 
-    def __init__(self, markdown: str = "") -> None:
+    def __init__(self, markdown: str = "", *, clocked: bool = False) -> None:
+        """`clocked`: the window's tick calls `tick()`, so pieces after the first wait for it
+        (the answer and the spinner then move in one frame) instead of a timer of their own."""
         super().__init__(markdown or None, classes="answer", parser_factory=answer_parser)
         self.parts: list[str] = [markdown] if markdown else []
+        self.clocked = clocked
+        self.clock: Callable[[], float] = time.monotonic  # paces the stream's growth
         self._unshown: list[str] = []
+        self._stream: AnswerStream | None = None
+        self._finished = False
         self._timer: Timer | None = None
         self._flush_lock = asyncio.Lock()
         self._last_flush = 0.0
         self._interval = FLUSH_SECONDS
+
+    @property
+    def source(self) -> str:
+        """The Markdown on screen (pieces not yet flushed are not)."""
+        return self._stream.text if self._stream is not None else super().source
 
     def unhandled_token(self, token: Token) -> MarkdownBlock | None:
         """A long simple list, folded by the answer's parser, is one widget (long_blocks.py)."""
@@ -73,30 +88,55 @@ class AnswerBlock(Markdown):
             self._schedule()
 
     def _schedule(self) -> None:
-        if self._timer is not None:
+        if self._timer is not None or (self.clocked and self._stream is not None):
             return
         wait = self._last_flush + self._interval - time.monotonic()
         self._timer = self.set_timer(max(wait, 0.001), self._flush)
 
+    async def tick(self) -> None:
+        """The window's clock: draw what arrived, unless a huge block asks for a longer pause."""
+        due = self._last_flush + self._interval - FLUSH_SECONDS / 2
+        if self._unshown and self._timer is None and time.monotonic() >= due:
+            await self._flush()
+        elif self._stream is not None and self._stream.waiting:
+            self._stream.grow()
+
     async def _flush(self) -> None:
         self._timer = None
-        async with self._flush_lock:  # appends never overlap: each parses from the last
+        async with self._flush_lock:  # flushes never overlap
             text = "".join(self._unshown)
             self._unshown.clear()
-            if not text or not self.is_attached:
+            if not self.is_attached:
                 return
-            started = time.monotonic()
-            await self.append(text)
-            self._last_flush = time.monotonic()
-            self._interval = max(FLUSH_SECONDS, PARSE_SHARE * (self._last_flush - started))
+            if text:
+                started = time.monotonic()
+                if self._stream is None:
+                    self._stream = AnswerStream(
+                        self, answer_parser, paced=self.clocked, clock=self.clock
+                    )
+                    await self.mount(self._stream)
+                self._stream.extend(text)
+                self._last_flush = time.monotonic()
+                self._interval = max(FLUSH_SECONDS, PARSE_SHARE * (self._last_flush - started))
+            if self._finished and self._stream is not None:
+                await self._end_stream(self._stream)
 
     async def finish(self) -> None:
-        """Draw what is pending: the answer is complete."""
+        """Draw what is pending: the answer is complete (if it is not mounted yet, its first
+        flush, at mount, ends it)."""
+        self._finished = True
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
         if self.is_mounted:
             await self._flush()
+
+    async def _end_stream(self, stream: AnswerStream) -> None:
+        stream.grow(now=True)
+        if not stream.exact and self.is_attached:
+            self._stream = None
+            with self.app.batch_update():  # the stream's lines give way to Textual's blocks
+                await self.update(stream.text)
 
     def to_markdown(self) -> str:
         return "".join(self.parts).strip()

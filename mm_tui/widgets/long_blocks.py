@@ -12,6 +12,8 @@ usual widgets (compact_lists.py, aligned_table.py). Both honour a column's align
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
@@ -126,6 +128,46 @@ def answer_parser() -> MarkdownIt:
     return parser
 
 
+def list_lines(items: list[tuple[str, Content]], width: int) -> list[Content]:
+    """`• text` for each (symbol, text), the wrapped lines of each item under its text."""
+    lines: list[Content] = []
+    for symbol, text in items:
+        wrapped = text.wrap(max(1, width - len(symbol))) or [Content("")]
+        lines.append(Content.styled(symbol, "$text-primary") + wrapped[0])
+        lines.extend(Content(" " * len(symbol)) + line for line in wrapped[1:])
+    return lines
+
+
+def table_lines(
+    rows: list[list[Content]], width: int, alignments: Sequence[Alignment] = ()
+) -> list[Content]:
+    """The header row in bold, a rule, one line per row, the widest column cut first, each
+    cell aligned as its column's separator says."""
+    columns = max(len(row) for row in rows)
+    widths = [max((row[n].cell_length for row in rows if n < len(row)), default=0)
+              for n in range(columns)]  # fmt: skip
+    room = max(columns, width - 3 * (columns - 1))
+    while sum(widths) > room:  # the widest column gives way first
+        widest = widths.index(max(widths))
+        widths[widest] -= 1
+    separator = Content.styled(" │ ", "$text-muted")
+
+    def line(cells: list[Content]) -> Content:
+        padded = [
+            fit_cell(
+                cells[n] if n < len(cells) else Content(""),
+                size,
+                alignments[n] if n < len(alignments) else "left",
+            )
+            for n, size in enumerate(widths)
+        ]
+        return separator.join(padded)
+
+    header, *body = rows
+    rule = Content.styled("─┼─".join("─" * size for size in widths), "$text-muted")
+    return [line(header).stylize("bold"), rule, *(line(row) for row in body)]
+
+
 class LineBlock(MarkdownBlock):
     """A block laid out once per width as lines, each rendered when it first shows."""
 
@@ -185,12 +227,7 @@ class ListLines(LineBlock):
         self.items = list(zip(token.meta["symbols"], contents, strict=True))
 
     def lay_out(self, width: int) -> list[Content]:
-        lines: list[Content] = []
-        for symbol, text in self.items:
-            wrapped = text.wrap(max(1, width - len(symbol))) or [Content("")]
-            lines.append(Content.styled(symbol, "$text-primary") + wrapped[0])
-            lines.extend(Content(" " * len(symbol)) + line for line in wrapped[1:])
-        return lines
+        return list_lines(self.items, width)
 
 
 class TableLines(LineBlock):
@@ -203,30 +240,7 @@ class TableLines(LineBlock):
         self.alignments: list[Alignment] = token.meta.get("alignments", [])
 
     def lay_out(self, width: int) -> list[Content]:
-        columns = max(len(row) for row in self.rows)
-        widths = [max((row[n].cell_length for row in self.rows if n < len(row)), default=0)
-                  for n in range(columns)]  # fmt: skip
-        room = max(columns, width - 3 * (columns - 1))
-        while sum(widths) > room:  # the widest column gives way first
-            widest = widths.index(max(widths))
-            widths[widest] -= 1
-        separator = Content.styled(" │ ", "$text-muted")
-
-        def line(cells: list[Content]) -> Content:
-            aligned = self.alignments
-            padded = [
-                fit_cell(
-                    cells[n] if n < len(cells) else Content(""),
-                    size,
-                    aligned[n] if n < len(aligned) else "left",
-                )
-                for n, size in enumerate(widths)
-            ]
-            return separator.join(padded)
-
-        header, *body = self.rows
-        rule = Content.styled("─┼─".join("─" * size for size in widths), "$text-muted")
-        return [line(header).stylize("bold"), rule, *(line(row) for row in body)]
+        return table_lines(self.rows, width, self.alignments)
 
 
 def long_block(markdown: Markdown, token: Token) -> LineBlock | None:

@@ -57,6 +57,8 @@ class Transcript(BlockWindow):
         self.rows: dict[str, ToolRow] = {}
         self._answer: AnswerBlock | None = None
         self._reasoning: ReasoningBlock | None = None
+        #: The window ticks and calls `tick()`: a streaming answer draws on its ticks.
+        self.clocked = False
 
     def on_unmount(self) -> None:
         """The window closes: give back to the collector what `ScreenSurface.show_resumed`
@@ -102,9 +104,19 @@ class Transcript(BlockWindow):
         if self._answer is None:
             from mm_tui.widgets.answer_blocks import AnswerBlock  # start-up: see its docstring
 
-            self._answer = AnswerBlock()
+            self._answer = AnswerBlock(clocked=self.clocked)
             await self._add(self._answer)
         await self._answer.add(text)
+
+    @property
+    def streaming(self) -> bool:
+        """An answer or reasoning block is open: more deltas of it are coming."""
+        return self._answer is not None or self._reasoning is not None
+
+    async def tick(self) -> None:
+        """The window's clock: the streaming answer draws what arrived since the last tick."""
+        if self._answer is not None:
+            await self._answer.tick()
 
     async def add_reasoning(self, text: str) -> None:
         """A piece of reasoning; opens a folded reasoning block when none is open."""

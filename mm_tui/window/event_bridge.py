@@ -97,6 +97,11 @@ class EventsArrived(Message):
     """Tells the app that `EventBridge.take()` has events for it."""
 
 
+class Ticked(Message):
+    """The window's clock (10 times a second while a turn runs): spinner, durations, and
+    the streaming answer move in one frame."""
+
+
 def _joined(last: WindowEvent | None, event: WindowEvent) -> WindowEvent | None:
     """`last` and `event` as one event, or None when they do not join."""
     if isinstance(event, TextDelta) and isinstance(last, TextDelta):
@@ -124,22 +129,38 @@ def coalesce(events: list[WindowEvent]) -> list[WindowEvent]:
     return joined
 
 
+#: Deltas the window may leave queued for its next tick (`EventBridge.hold_deltas`).
+HELD = (TextDelta, ReasoningDelta)
+
+
 class EventBridge:
-    """The sink handed to the Agent: callable from any thread, never blocks for long."""
+    """The sink handed to the Agent: callable from any thread, never blocks for long.
+
+    While `hold_deltas` is set (the window ticks and an answer is already on screen), a text
+    or reasoning delta is queued without waking the window: the window's tick takes it, so a
+    model sending 50 tokens a second costs 10 wake-ups a second, not 50. Any other event
+    wakes the window at once and takes the held deltas with it, in order.
+    """
 
     def __init__(self, target: MessagePump) -> None:
         self._target = target
         self._lock = threading.Lock()
         self._pending: list[WindowEvent] = []
         self._announced = False
+        self.hold_deltas = False
 
     def __call__(self, event: WindowEvent) -> None:
         with self._lock:
             self._pending.append(event)
-            if self._announced:
+            if self._announced or (self.hold_deltas and isinstance(event, HELD)):
                 return
             self._announced = True
         self._target.post_message(EventsArrived())
+
+    @property
+    def pending(self) -> bool:
+        """Whether events wait to be taken."""
+        return bool(self._pending)
 
     def take(self) -> list[WindowEvent]:
         """Every event queued so far, oldest first, deltas joined."""

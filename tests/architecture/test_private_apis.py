@@ -47,15 +47,14 @@ def test_the_private_markdown_block_classes_still_exist() -> None:
 
 class _AnswerApp(App[None]):
     def compose(self) -> ComposeResult:
-        yield AnswerBlock()
+        # A whole answer (a replay, a revived block): Textual's Markdown with compact lists.
+        # A streamed one is drawn by AnswerStream (tests/window/test_answer_stream.py).
+        yield AnswerBlock("Steps:\n\n- first thing\n- second **bold**\n\n1. one\n2. two\n")
 
 
 async def test_a_simple_list_item_is_drawn_by_one_widget_from_textuals_private_members() -> None:
     app = _AnswerApp()
     async with app.run_test(size=(60, 20)) as pilot:
-        answer = app.query_one(AnswerBlock)
-        await answer.add("Steps:\n\n- first thing\n- second **bold**\n\n1. one\n2. two\n")
-        await answer.finish()
         await pilot.pause()
         lines = list(app.query(ListItemLine))
         assert [line.symbol for line in lines] == ["• ", "• ", " 1. ", " 2. "]

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from textual.app import App, ComposeResult
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
@@ -19,6 +20,8 @@ from mm_tui.agent.events import (
     TurnStarted,
     TurnSummary,
 )
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.long_blocks import ListLines, TableLines
 from mm_tui.widgets.transcript import LIVE_MOST
@@ -89,11 +92,28 @@ async def test_an_answer_of_hundreds_of_list_items_is_one_widget_showing_its_end
     async with app.run_test(size=(80, 24)) as pilot:
         await play(pilot, [TurnStarted("list"), TextDelta("All:\n\n" + items),
                            AssistantMessageDone(items, ""), TurnEnded("answered")])  # fmt: skip
+        await wait_for(pilot, lambda: "item 300: passed" in _screen(app), "the end shows")
+        (answer,) = app.query(AnswerBlock)  # streamed: its lines are drawn by one widget
+        assert [type(child) for child in answer.children] == [AnswerStream]
+
+
+async def test_a_whole_answer_of_hundreds_of_list_items_is_one_list_widget() -> None:
+    items = "".join(f"- item {n}: passed\n" for n in range(1, 301))
+    app = _AnswerApp(AnswerBlock("All:\n\n" + items))  # a replayed or revived answer
+    async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: bool(app.query(ListLines)), "the list is drawn")
         (lines,) = app.query(ListLines)
         assert [symbol for symbol, _ in lines.items] == ["• "] * 300
         assert lines.items[-1][1].plain == "item 300: passed"
-        await wait_for(pilot, lambda: "item 300: passed" in _screen(app), "the end shows")
+
+
+class _AnswerApp(App[None]):
+    def __init__(self, answer: AnswerBlock) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def compose(self) -> ComposeResult:
+        yield self.answer
 
 
 async def test_an_answer_with_a_table_of_hundreds_of_rows_is_one_widget(still_app: Any) -> None:
@@ -102,6 +122,7 @@ async def test_an_answer_with_a_table_of_hundreds_of_rows_is_one_widget(still_ap
     async with app.run_test(size=(80, 24)) as pilot:
         await play(pilot, [TurnStarted("table"), TextDelta(table),
                            AssistantMessageDone(table, ""), TurnEnded("answered")])  # fmt: skip
+        # streamed as lines, then (a table) handed to Textual's Markdown: one TableLines
         await wait_for(pilot, lambda: bool(app.query(TableLines)), "the table is drawn")
         (lines,) = app.query(TableLines)
         assert [cell.plain for cell in lines.rows[0]] == ["#", "name"]

@@ -6,6 +6,8 @@ built while it streams; what is checked is the text each cell draws.
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pytest
@@ -73,8 +75,7 @@ async def test_more_alignment_cells_than_columns_is_no_table_and_the_text_is_sho
         assert not app.query(MarkdownTableContent)  # GFM: the delimiter row must match
         answer = app.query_one(AnswerBlock)
         assert answer.to_markdown() == text.strip()
-        shown = "\n".join(str(block.render()) for block in answer.query("MarkdownParagraph"))
-        assert "| :-- | :-: | --: |" in shown
+        assert "| :-- | :-: | --: |" in _screen(app)  # drawn as a paragraph's text
 
 
 async def test_a_long_table_drawn_as_lines_keeps_its_alignment(
@@ -94,3 +95,10 @@ async def test_a_long_table_drawn_as_lines_keeps_its_alignment(
         assert lines[2] == "item 1   │      1 │  x  "
         assert lines[10] == "item 9   │      9 │ xxxx"
         assert lines[101] == "item 100 │    100 │     "
+
+
+def _screen(app: Any) -> str:
+    """The text on screen, as the screenshot has it (a streamed answer is drawn as lines by
+    one widget, issue 16: there are no paragraph widgets to read)."""
+    svg = re.sub(r"<[^>]+>", "", app.export_screenshot())
+    return html.unescape(svg).replace("\xa0", " ")

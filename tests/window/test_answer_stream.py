@@ -1,0 +1,217 @@
+"""A streamed answer is drawn by one widget (AnswerStream, issue 16) and ends looking exactly as
+Textual's Markdown draws the same answer whole: same characters and same visible colours on
+every cell, whatever the chunk boundaries. Nothing here is timed (bench/ is)."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, cast
+
+import pytest
+from rich.segment import Segment
+from textual.app import App, ComposeResult
+from textual.color import Color
+from textual.containers import VerticalScroll
+from textual.strip import Strip
+from textual.widgets.markdown import MarkdownBlock
+
+from mm_tui.agent.events import Notice, ReasoningDelta, TextDelta
+from mm_tui.app import MMApp
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.long_blocks import answer_parser
+from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
+from mm_tui.window.event_bridge import EventBridge, EventsArrived
+
+pytestmark = pytest.mark.anyio
+
+
+#: Every block the stream draws itself, wide characters and emoji included.
+DOCUMENT = """## Step 1: what changes
+
+The function `step_1` reads the **configuration** once, checks every value it needs and
+returns early with a *clear* message when one is missing — 日本語のテキスト 🙂 too.
+
+- read the file once
+- validate **each** key
+  - nested item here, long enough to wrap around the edge of a narrow window
+- return a typed object
+
+```python
+def step_1(path: Path) -> Settings:
+    return Settings(**raw)  # 漢字
+```
+
+# Big title
+
+1. one
+2. two with `code`
+
+> quoted text that is long enough to wrap around the line in a narrow window
+
+---
+
+    indented code
+
+Last paragraph, with a [link](https://example.com).
+"""
+
+
+class _Answers(App[None]):
+    CSS_PATH = MMApp.CSS_PATH  # the window's own look: transcript and answer padding
+
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(id="transcript")
+
+
+def _cells(strip: Strip) -> list[tuple[str, str, str, bool, bool, bool, bool]]:
+    """What a person sees of each cell: the character, its colours and its text style (the
+    foreground of a blank and styles nobody can see on a blank are not compared)."""
+    cells = []
+    for segment in strip:
+        assert isinstance(segment, Segment)
+        style = segment.style
+        for char in segment.text:
+            blank = char == " "
+            cells.append(
+                (
+                    char,
+                    "" if blank or style is None else str(style.color),
+                    "" if style is None else str(style.bgcolor),
+                    bool(style and style.bold and not blank),
+                    bool(style and style.italic and not blank),
+                    bool(style and style.underline and not blank),
+                    bool(style and style.strike and not blank),
+                )
+            )
+    return cells
+
+
+def _screen(app: App[None]) -> list[list[Any]]:
+    # Textual has no public way to read the composed screen other than an SVG screenshot,
+    # whose rectangles follow segment boundaries; the compositor's strips are the screen.
+    return [_cells(strip) for strip in app.screen._compositor.render_strips()]
+
+
+async def _shown(app: App[None], answer: AnswerBlock, pieces: list[str]) -> list[list[Any]]:
+    transcript = app.query_one("#transcript")
+    await transcript.remove_children()
+    await transcript.mount(answer)
+    for piece in pieces:
+        await answer.add(piece)
+        await answer._flush()  # every piece drawn: the chunk boundaries matter
+    await answer.finish()
+    for _ in range(3):
+        await app.workers.wait_for_complete()
+        await app._pilot.pause()  # type: ignore[attr-defined]
+    return _screen(app)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize("width", [60, 100])
+async def test_a_streamed_answer_ends_exactly_as_markdown_draws_it_whole(width: int) -> None:
+    app = _Answers()
+    async with app.run_test(size=(width, 90)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        whole = await _shown(app, AnswerBlock(DOCUMENT), [])
+        pieces = [DOCUMENT[i : i + 7] for i in range(0, len(DOCUMENT), 7)]
+        streamed_answer = AnswerBlock()
+        streamed = await _shown(app, streamed_answer, pieces)
+        assert [type(child) for child in streamed_answer.children] == [AnswerStream]
+        assert streamed == whole
+
+
+def _layout(width: int) -> IncrementalLines:
+    """The stream's layout alone, in the default theme (no app needed to draw lines)."""
+    palette = Palette.of(App().get_css_variables(), Color.parse("#121212"), ansi=False, dark=True)
+    # `_token_to_content` uses nothing of its block: Textual's own inline conversion.
+    inline = partial(MarkdownBlock._token_to_content, cast(Any, None))
+    return IncrementalLines(answer_parser().parse, LineRenderer(inline, palette), width)
+
+
+def _drawn(layout: IncrementalLines) -> list[tuple[str, list[Any]]]:
+    return [(line.plain, list(line.spans)) for line in layout.lines]
+
+
+def test_every_chunk_boundary_draws_the_same_lines() -> None:
+    width = 40
+    whole = _layout(width)
+    whole.extend(DOCUMENT)
+    for cut in range(1, len(DOCUMENT)):
+        layout = _layout(width)
+        layout.extend(DOCUMENT[:cut])
+        layout.extend(DOCUMENT[cut:])
+        assert _drawn(layout) == _drawn(whole), f"cut after {DOCUMENT[:cut][-12:]!r}"
+
+
+async def test_one_character_deltas_and_one_huge_line_end_as_the_whole_answer() -> None:
+    line = "word " * 2000 + "end."
+    app = _Answers()
+    async with app.run_test(size=(80, 60)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        whole = await _shown(app, AnswerBlock(line), [])
+        assert await _shown(app, AnswerBlock(), list(line)) == whole
+        text = DOCUMENT[:300]
+        assert await _shown(app, AnswerBlock(), list(text)) == await _shown(
+            app, AnswerBlock(text), []
+        )
+
+
+async def test_an_answer_with_a_table_becomes_textuals_markdown_when_it_ends() -> None:
+    table = "Cases:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nDone.\n"
+    app = _Answers()
+    async with app.run_test(size=(60, 30)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        whole = await _shown(app, AnswerBlock(table), [])
+        streamed_answer = AnswerBlock()
+        assert await _shown(app, streamed_answer, [table[:20], table[20:]]) == whole
+        assert not streamed_answer.query(AnswerStream)
+
+
+async def test_a_paced_answer_gains_lines_only_when_it_may_grow() -> None:
+    app = _Answers()
+    async with app.run_test(size=(60, 30)) as pilot:
+        answer = AnswerBlock(clocked=True)
+        answer.clock = lambda: 100.0  # time stands still: no gain is due after the first
+        await app.query_one("#transcript").mount(answer)
+        await answer.add("first line\n\n")
+        await answer._flush()
+        stream = answer.query_one(AnswerStream)
+        await pilot.pause()
+        shown = stream.size.height
+        await answer.add("second\n\nthird\n\n")
+        await answer._flush()  # within GROW_SECONDS of the first gain: held
+        await pilot.pause()
+        assert stream.waiting and stream.size.height == shown
+        await answer.finish()  # the end shows everything at once
+        await pilot.pause()
+        assert not stream.waiting and stream.size.height > shown
+        assert stream.text == "first line\n\nsecond\n\nthird\n\n"
+
+
+class _Target:
+    def __init__(self) -> None:
+        self.posted: list[object] = []
+
+    def post_message(self, message: object) -> bool:
+        self.posted.append(message)
+        return True
+
+
+def test_held_deltas_wait_for_the_tick_and_other_events_take_them_along() -> None:
+    target = _Target()
+    bridge = EventBridge(target)  # type: ignore[arg-type]
+    bridge(TextDelta("a"))
+    assert len(target.posted) == 1 and isinstance(target.posted[0], EventsArrived)
+    assert bridge.take() == [TextDelta("a")]
+    bridge.hold_deltas = True
+    bridge(TextDelta("b"))
+    bridge(ReasoningDelta("r"))
+    assert len(target.posted) == 1 and bridge.pending  # queued, the window not woken
+    bridge(Notice("info", "n"))  # anything else wakes it, the deltas go first
+    assert len(target.posted) == 2
+    assert bridge.take() == [TextDelta("b"), ReasoningDelta("r"), Notice("info", "n")]
