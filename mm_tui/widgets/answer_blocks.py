@@ -108,6 +108,9 @@ class AnswerBlock(Markdown):
             self._unshown.clear()
             if not self.is_attached:
                 return
+            if text and self._finished and self._stream is None:
+                await self.update(text)  # whole before it was ever drawn: Textual's Markdown
+                return
             if text:
                 started = time.monotonic()
                 if self._stream is None:

@@ -126,16 +126,18 @@ class AnswerStream(MarkdownBlock):
         self.refresh(layout=True)
         return True
 
-    def _relayout(self, width: int) -> None:
-        """Lay everything out again at a new width (or in a new theme)."""
+    def _palette(self) -> Palette:
         app = self.app
-        palette = Palette.of(
+        return Palette.of(
             app.get_css_variables(),
             self.background_colors[1],
             ansi=bool(app.ansi_color),
             dark=app.current_theme.dark,
         )
-        renderer = LineRenderer(self._token_to_content, palette)
+
+    def _relayout(self, width: int, palette: Palette | None = None) -> None:
+        """Lay everything out again at a new width (or in a new theme)."""
+        renderer = LineRenderer(self._token_to_content, palette or self._palette())
         self._layout = IncrementalLines(self._parser.parse, renderer, width)
         if self.text:
             self._layout.extend(self.text)
@@ -151,8 +153,9 @@ class AnswerStream(MarkdownBlock):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        if self._layout is not None:  # a new theme: new colours
-            self._relayout(self._layout.width)
+        if self._layout is not None and (palette := self._palette()) != self._layout.palette:
+            self._relayout(self._layout.width, palette)  # a new theme: new colours
+            self.refresh(layout=True)
 
     def render_line(self, y: int) -> Strip:
         width = self.content_region.width or self.size.width

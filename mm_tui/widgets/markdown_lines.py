@@ -266,6 +266,7 @@ class IncrementalLines:
         self.parse = parse
         self.renderer = renderer
         self.width = width
+        self.palette = renderer.palette
         self.text = ""
         #: False once a block was drawn only approximately (`APPROXIMATE`).
         self.exact = True
