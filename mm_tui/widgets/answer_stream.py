@@ -143,6 +143,7 @@ class AnswerStream(MarkdownBlock):
             self._layout.extend(self.text)
         self._lines, self._strips = self._layout.lines, {}
         self._height = len(self._lines)  # a layout is under way: every line shows
+        self._grown_at = self.clock()
 
     # -- Textual's side ---------------------------------------------------------------
 

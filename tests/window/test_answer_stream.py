@@ -181,8 +181,12 @@ async def test_a_paced_answer_gains_lines_only_when_it_may_grow() -> None:
         await answer.add("first line\n\n")
         await answer._flush()
         stream = answer.query_one(AnswerStream)
-        await pilot.pause()
+        for _ in range(100):  # its first layout, whenever the loop gets to it
+            if stream.size.height:
+                break
+            await pilot.pause(0.02)
         shown = stream.size.height
+        assert shown
         await answer.add("second\n\nthird\n\n")
         await answer._flush()  # within GROW_SECONDS of the first gain: held
         await pilot.pause()
