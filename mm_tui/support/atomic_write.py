@@ -68,12 +68,7 @@ def write_atomically(
             if info is not None and kept_mode is not None:
                 _keep_owner_and_attributes(descriptor, target, info)
                 os.fchmod(descriptor, kept_mode)
-            view = memoryview(data)
-            while view:
-                written = os.write(descriptor, view)
-                view = view[written:]
-            if durable:
-                os.fsync(descriptor)
+            _write_all(descriptor, data, durable=durable)
         finally:
             os.close(descriptor)
         if exclusive:
@@ -113,14 +108,19 @@ def _write_in_place(target: Path, data: bytes, *, durable: bool) -> None:
     every link to it)."""
     descriptor = os.open(target, os.O_WRONLY | os.O_TRUNC)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(descriptor, view)
-            view = view[written:]
-        if durable:
-            os.fsync(descriptor)
+        _write_all(descriptor, data, durable=durable)
     finally:
         os.close(descriptor)
+
+
+def _write_all(descriptor: int, data: bytes, *, durable: bool) -> None:
+    """Write every byte (`os.write` may write part), then fsync when asked."""
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]
+    if durable:
+        os.fsync(descriptor)
 
 
 def link_exclusively(temporary: Path, target: Path) -> None:

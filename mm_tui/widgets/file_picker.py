@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from mm_tui.support.file_index import FileIndex
 from mm_tui.support.terminal_text import visible
+from mm_tui.widgets.option_moves import highlighted_id, move_highlight
 
 PICKER_TITLE = "Attach a file: type to filter, Enter picks, Esc cancels"
 READING = "reading the project's files…"
@@ -105,16 +106,12 @@ class FilePicker(ModalScreen[str | None]):
 
     def action_move(self, step: int) -> None:
         """Up and Down move in the list while the query keeps the focus."""
-        option_list = self.query_one(OptionList)
-        if option_list.option_count:
-            current = option_list.highlighted or 0
-            option_list.highlighted = max(0, min(option_list.option_count - 1, current + step))
+        move_highlight(self.query_one(OptionList), step)
 
     @on(Input.Submitted, "#file-query")
     def _pick_highlighted(self) -> None:
-        option_list = self.query_one(OptionList)
-        if option_list.highlighted is not None and option_list.option_count:
-            self.dismiss(option_list.get_option_at_index(option_list.highlighted).id)
+        if (path := highlighted_id(self.query_one(OptionList))) is not None:
+            self.dismiss(path)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

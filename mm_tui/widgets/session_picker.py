@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from mm_tui.agent.session_index import SessionInfo
 from mm_tui.support.terminal_text import literal
+from mm_tui.widgets.option_moves import highlighted_id, move_highlight
 from mm_tui.window.session_intents import SessionChoice
 
 PICKER_TITLE = "Resume a session: type to filter, Enter opens, Ctrl+F opens a copy, Esc cancels"
@@ -138,17 +139,11 @@ class SessionPicker(ModalScreen[SessionChoice | None]):
         self.query_one("#session-note", Static).update(Content(note))
 
     def _highlighted(self) -> str | None:
-        option_list = self.query_one(OptionList)
-        if option_list.highlighted is None or not option_list.option_count:
-            return None
-        return option_list.get_option_at_index(option_list.highlighted).id
+        return highlighted_id(self.query_one(OptionList))
 
     def action_move(self, step: int) -> None:
         """Up and Down move in the list while the query keeps the focus."""
-        option_list = self.query_one(OptionList)
-        if option_list.option_count:
-            current = option_list.highlighted or 0
-            option_list.highlighted = max(0, min(option_list.option_count - 1, current + step))
+        move_highlight(self.query_one(OptionList), step)
 
     @on(Input.Submitted, "#session-query")
     def _open_highlighted(self) -> None:
