@@ -118,7 +118,7 @@ class MMApp(WindowClock):
             history_path if history_path is not None else default_history_path()
         )
         self.frame = 0
-        self.surface = ScreenSurface(self, self.remapped_keys)
+        self.surface = ScreenSurface(self, self.bridge, self.remapped_keys)
         self.turns = TurnController(self.surface, self.bridge, config_view(config, cwd), clock)
         self.commands = SlashCommands(self.turns, self.surface, cwd)
         if still:
@@ -283,6 +283,10 @@ class MMApp(WindowClock):
                 await transcript.add_summary(event)
             case TurnEnded():
                 await self._turn_ended(event)
+            case notes.UserMessageShown(text=text):
+                await transcript.add_user_message(text)
+            case notes.WindowNotice(level=level, text=text):
+                await transcript.add_notice(level, text)
             case notes.TurnWorkerDone(ended=ended):
                 if turns.running:
                     await self._turn_ended(ended)

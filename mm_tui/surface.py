@@ -21,16 +21,23 @@ from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
+from mm_tui.window.event_bridge import EventBridge, UserMessageShown, WindowNotice
 
 
 class ScreenSurface:
     """Draws for the controller and the commands; every call is made on the UI thread."""
 
     def __init__(
-        self, app: App[int], help_keys: Callable[[], Mapping[str, str]] | None = None
+        self,
+        app: App[int],
+        bridge: EventBridge,
+        help_keys: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
-        """`help_keys`: the keys the `keymap` changed, for the help page."""
+        """`bridge`: the road of the core's events, which the window's own lines about a turn
+        take too, so that they keep their order. `help_keys`: the keys the `keymap` changed,
+        for the help page."""
         self.app = app
+        self.bridge = bridge
         self.help_keys = help_keys
 
     @property
@@ -42,11 +49,11 @@ class ScreenSurface:
         return self.app.query_one(StatusLine)
 
     def say(self, level: NoticeLevel, text: str) -> None:
-        self.app.call_later(self.transcript.add_notice, level, text)
+        self.bridge(WindowNotice(level, text))
 
     def show_user_message(self, text: str) -> None:
         shown = fold_pastes(text, self.app.query_one(PromptInput).pastes)  # `[pasted 200 lines]`
-        self.app.call_later(self.transcript.add_user_message, shown)
+        self.bridge(UserMessageShown(shown))
 
     def show_queue(self, queued: Sequence[str], *, held: bool = False) -> None:
         self.app.query_one(QueuedMessages).show(queued, held=held)

@@ -21,6 +21,7 @@ from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import (
     Event,
     Notice,
+    NoticeLevel,
     ReasoningDelta,
     TextDelta,
     ToolOutputDelta,
@@ -81,8 +82,27 @@ class SessionOpened:
     switched: bool
 
 
+@dataclass(frozen=True)
+class UserMessageShown:
+    """The window's own note: the person's message, as shown (pastes folded). It goes through
+    the bridge so that it is drawn before the turn it starts: the worker's first events may
+    already wait here when the window next looks (a tick queued earlier takes them)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class WindowNotice:
+    """The window's own line (an attachment, a refusal), in order with the core's events."""
+
+    level: NoticeLevel
+    text: str
+
+
 WindowNote = (
-    AgentReady
+    UserMessageShown
+    | WindowNotice
+    | AgentReady
     | TurnWorkerDone
     | ModelsListed
     | TopLineChanged
