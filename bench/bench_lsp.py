@@ -40,7 +40,7 @@ ROUNDS = 5
 WARM_NAME = "lsp definition, warm, {server}: tool vs direct request"
 CPU_NAME = "lsp definition, warm, {server}: client CPU per call, tool vs direct"
 COLD_NAME = "lsp cold start + first definition, {server}: tool vs direct"
-IMPORT_NAME = "lsp client import (pygls, lsprotocol) vs bare interpreter start"
+IMPORT_NAME = "lsp client import (lsprotocol) vs bare interpreter start"
 TARGETS = {WARM_NAME.format(server=name): 1.2 for name in ("pylsp", "basedpyright")}
 ARGS = {"action": "definition", "path": "app.py", "symbol": "greet"}
 EXPECTED = "greetings.py:5:5  def greet(name: str) -> str:"

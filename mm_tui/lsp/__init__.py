@@ -1,5 +1,5 @@
 """The language-server client behind the `lsp` tool, usable on its own.
 
 Start at `workspace.LspWorkspace` (servers by extension, the six actions, `close`). This
-package's root imports nothing heavy: pygls and lsprotocol load with `workspace`.
+package's root imports nothing heavy: lsprotocol loads with `workspace`.
 """

@@ -10,12 +10,12 @@ the import instead of the definition until its project is loaded). Failures are 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,17 +167,17 @@ def location_spans(answer: Any, sources: SourceLines) -> list[Span]:
     return spans
 
 
-async def first_answer(
+def first_answer(
     context: ActionContext,
     action: str,
     targets: list[Occurrence],
-    ask: Callable[[Occurrence], Awaitable[Text | Failed | None]],
+    ask: Callable[[Occurrence], Text | Failed | None],
 ) -> Text | Failed:
     """Try each target until one gives an answer; say why none did (SPEC §4 `symbol`)."""
     first_error: str | None = None
     for occurrence in targets[:MAX_TRIES]:
         try:
-            answer = await ask(occurrence)
+            answer = ask(occurrence)
         except ServerFailure as failure:
             if failure.final:
                 return context.failed(action, str(failure))
@@ -193,35 +193,32 @@ async def first_answer(
     return Failed(NOTHING_FOUND[action].format(place=place))
 
 
-async def when_ready(
-    context: ActionContext, attempt: Callable[[], Awaitable[Text | Failed]]
-) -> Text | Failed:
+def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> Text | Failed:
     """`attempt` once the server is ready, again while its answers look like loading ones.
 
     Bounded: the indexing time limit for the first wait, and once more from the first
     doubtful answer (a loading server may hold the first request for seconds).
     """
     connection, state = context.connection, context.connection.state
-    loop = asyncio.get_running_loop()
-    await state.wait_until_indexed(connection.timeouts.indexing)
+    state.wait_until_indexed(connection.timeouts.indexing)
     deadline: float | None = None
     while True:
         was_loading = state.loading
         context.unsure[0] = ""
-        answer = await attempt()
+        answer = attempt()
         doubtful = bool(context.unsure[0])  # a refusal (read-only file…) is never retried
         young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
         loading = was_loading or state.loading or young
         if not (doubtful and loading) or connection.exited:
             return answer
-        deadline = deadline or loop.time() + connection.timeouts.indexing
-        remaining = deadline - loop.time()
+        deadline = deadline or time.monotonic() + connection.timeouts.indexing
+        remaining = deadline - time.monotonic()
         if remaining <= 0:
             return answer
         if state.loading:
-            await state.wait_until_indexed(remaining)
+            state.wait_until_indexed(remaining)
         else:
-            await state.wait_for_news(min(_RETRY_PAUSE, remaining))
+            state.wait_for_news(min(_RETRY_PAUSE, remaining))
 
 
 def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> bool:
@@ -235,9 +232,9 @@ def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> boo
     )
 
 
-async def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    async def ask(occurrence: Occurrence) -> Text | None:
-        found = await context.connection.request(
+def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+    def ask(occurrence: Occurrence) -> Text | None:
+        found = context.connection.request(
             "textDocument/definition", context.text_position(occurrence)
         )
         places = context.places(found, context.name_at(occurrence))
@@ -246,13 +243,13 @@ async def definition(context: ActionContext, targets: list[Occurrence]) -> Text 
         context.unsure[0] = IMPORT_ONLY if only_imports_of_the_file(context, places) else ""
         return Text("\n".join(location_lines(places, context.root, context.sources())))
 
-    return await when_ready(context, lambda: first_answer(context, "definition", targets, ask))
+    return when_ready(context, lambda: first_answer(context, "definition", targets, ask))
 
 
-async def references(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    async def ask(occurrence: Occurrence) -> Text | None:
+def references(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+    def ask(occurrence: Occurrence) -> Text | None:
         params = {**context.text_position(occurrence), "context": {"includeDeclaration": True}}
-        found = await context.connection.request("textDocument/references", params)
+        found = context.connection.request("textDocument/references", params)
         places = context.places(found, context.name_at(occurrence))
         if not places:
             return None
@@ -264,29 +261,27 @@ async def references(context: ActionContext, targets: list[Occurrence]) -> Text 
         lines = location_lines(places, context.root, context.sources())
         return Text("\n".join([header, *lines]))
 
-    return await when_ready(context, lambda: first_answer(context, "references", targets, ask))
+    return when_ready(context, lambda: first_answer(context, "references", targets, ask))
 
 
-async def hover(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
-    async def ask(occurrence: Occurrence) -> Text | None:
-        found = await context.connection.request(
-            "textDocument/hover", context.text_position(occurrence)
-        )
+def hover(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+    def ask(occurrence: Occurrence) -> Text | None:
+        found = context.connection.request("textDocument/hover", context.text_position(occurrence))
         text = hover_text(found)
         return Text(text) if text else None
 
-    return await when_ready(context, lambda: first_answer(context, "hover", targets, ask))
+    return when_ready(context, lambda: first_answer(context, "hover", targets, ask))
 
 
-async def symbols(context: ActionContext) -> Text | Failed:
-    async def attempt() -> Text | Failed:
+def symbols(context: ActionContext) -> Text | Failed:
+    def attempt() -> Text | Failed:
         params = {"textDocument": {"uri": context.document.uri}}
         try:
-            found = await context.connection.request("textDocument/documentSymbol", params)
+            found = context.connection.request("textDocument/documentSymbol", params)
         except ServerFailure as failure:
             return context.failed("symbols", str(failure))
         lines = symbol_lines(found)
         context.unsure[0] = "" if lines else EMPTY
         return Text("\n".join(lines) if lines else NO_SYMBOLS.format(path=context.shown))
 
-    return await when_ready(context, attempt)
+    return when_ready(context, attempt)

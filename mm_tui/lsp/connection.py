@@ -1,35 +1,34 @@
-"""One language server process and the JSON-RPC conversation with it, on an asyncio loop.
+"""One language server process and the JSON-RPC conversation with it (SPEC §6).
 
-pygls carries the conversation (framing, request futures, dispatch of the server's own
-requests); lsprotocol types the messages we send. Everything here runs on the loop of
-`mm_tui.lsp.loop.LoopThread`; the synchronous world reaches it through `LspWorkspace`.
+The conversation itself — framing, requests, the server's own messages, one reader at a
+time — is channel.py's; here are the process (started in its own group, stopped politely then
+by signals, its stderr drained continuously) and what the server told us at `initialize`.
+Everything is synchronous: the thread of a call asks and reads the answer itself.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import itertools
 import logging
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from lsprotocol import types
-from pygls.client import JsonRPCClient
-from pygls.io_ import run_async
 
+from mm_tui.lsp.call_watch import CallCancelled, CallTooLong, CallWatch
 from mm_tui.lsp.capabilities import CLIENT_CAPABILITIES
+from mm_tui.lsp.channel import AnswerError, Channel, NoAnswerInTime, ServerGone
 from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import Span, announced_encoding, verified_encoding
-from mm_tui.lsp.raw_protocol import AnswerError, RawJsonProtocol
 from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
@@ -37,47 +36,10 @@ from mm_tui.lsp.text import UTF16
 from mm_tui.support.process_group import group_alive, signal_group, wait_group_gone
 from mm_tui.support.secret_env import scrubbed_environment
 
-# pygls reports server oddities through `logging`; with no handler at all Python would print
-# them on the terminal, under the window. The application decides where logs go.
-logging.getLogger("pygls").addHandler(logging.NullHandler())
 log = logging.getLogger(__name__)
 
 _STDERR_LINES_KEPT = 40
-
-
-class _NoAnswerInTime(Exception):
-    """A request's time limit passed (set on its future by the timer)."""
-
-
-class _ServerGone(Exception):
-    """The process ended with the request unanswered (set by the exit watcher)."""
-
-
-class _Deadline:
-    """A request's time limit, stretched once by `grace` when it comes while the server says
-    it is still loading (progress open): a server holds its first request behind a project's
-    load (typescript-language-server began "Initializing JS/TS language features" after our
-    first request and took over 15 s on a loaded machine). Sets _NoAnswerInTime when due."""
-
-    def __init__(
-        self, answer: asyncio.Future[Any], limit: float, grace: float, loading: Callable[[], bool]
-    ) -> None:
-        self._answer, self._grace, self._loading = answer, grace, loading
-        self.waited = limit
-        self._handle = asyncio.get_running_loop().call_later(limit, self._due)
-
-    def _due(self) -> None:
-        if self._answer.done():
-            return
-        if self._grace > 0 and self._loading():
-            self.waited += self._grace
-            self._handle = asyncio.get_running_loop().call_later(self._grace, self._due)
-            self._grace = 0.0
-            return
-        self._answer.set_exception(_NoAnswerInTime())
-
-    def cancel(self) -> None:
-        self._handle.cancel()
+_STDERR_SETTLE_SECONDS = 0.5  # for a dead server's last stderr lines to arrive
 
 
 class ServerFailure(Exception):
@@ -110,7 +72,12 @@ class ServerConnection:
     """A started server: its process, capabilities, open documents, pushed diagnostics."""
 
     def __init__(
-        self, spec: LspServerSpec, root: Path, timeouts: Timeouts, disk: DiskTexts | None = None
+        self,
+        spec: LspServerSpec,
+        root: Path,
+        timeouts: Timeouts,
+        disk: DiskTexts | None = None,
+        watch: CallWatch | None = None,
     ) -> None:
         self.spec = spec
         self.root = root
@@ -120,20 +87,15 @@ class ServerConnection:
         self.disk = disk or DiskTexts()
         self.documents = OpenDocuments(self, self.disk)
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_LINES_KEPT)
-        self.state = ServerState(self.documents.version_of, lambda: self.exited, self.stderr_tail)
-        self.process: asyncio.subprocess.Process | None = None
+        self.state = ServerState(
+            self.documents.version_of, lambda: self.exited, self.stderr_tail, self.pump
+        )
+        self.process: subprocess.Popen[bytes] | None = None
         self.started_at: float | None = None  # time.monotonic() when it answered initialize
-        self._client = JsonRPCClient(protocol_cls=RawJsonProtocol)
-        protocol = self._client.protocol
-        assert isinstance(protocol, RawJsonProtocol)
-        self._protocol = protocol
-        self._ids = itertools.count(1)
-        self._stop_reading = threading.Event()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._exited: asyncio.Future[None] | None = None  # resolved when the process ends
+        self._watch = watch or CallWatch()
+        self._channel: Channel | None = None
+        self._stderr_reader: threading.Thread | None = None
         self._initialized = False
-        self._stderr_task: asyncio.Task[None] | None = None
-        ServerRequestHandlers(self).register(self._client)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -143,52 +105,53 @@ class ServerConnection:
 
     @property
     def alive(self) -> bool:
-        return self.process is not None and self.process.returncode is None
+        return self.process is not None and self.process.poll() is None
 
     @property
     def exited(self) -> bool:
         """Whether the process is known to have ended (a dead server is never asked)."""
-        return self._exited is None or self._exited.done()
+        channel = self._channel
+        return channel is None or channel.closed or not self.alive
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process is not None else None
 
-    async def start(self) -> None:
-        """Spawn the server in its root and initialize it; raises ServerFailure."""
+    def start(self) -> None:
+        """Spawn the server in its root and initialize it; raises ServerFailure (or what
+        the call's watch raises: the server is stopped then too)."""
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                *self.spec.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            self.process = subprocess.Popen(
+                self.spec.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 cwd=self.root,
                 env=scrubbed_environment(),  # no API key or token for a server (issue 11)
                 start_new_session=True,  # its own process group: stopped whole, children too
             )
         except OSError as error:
             raise ServerFailure(f"cannot run {self.spec.command[0]}: {error.strerror}") from None
-        assert self.process.stdin and self.process.stdout and self.process.stderr
-        self._exited = asyncio.get_running_loop().create_future()
-        self._protocol.set_writer(self.process.stdin)
-        self._tasks = [
-            asyncio.create_task(
-                run_async(
-                    stop_event=self._stop_reading,
-                    reader=self.process.stdout,
-                    protocol=self._protocol,
-                )
-            ),
-            asyncio.create_task(self._watch_exit(self.process)),
-        ]
-        self._stderr_task = asyncio.create_task(self._read_stderr(self.process.stderr))
-        self._tasks.append(self._stderr_task)
+        process = self.process
+        assert process.stdin and process.stdout and process.stderr
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, args=(process.stderr,), name=f"lsp-{self.name}-stderr"
+        )
+        self._stderr_reader.daemon = True
+        self._stderr_reader.start()
+        handlers = ServerRequestHandlers(self).handlers()
+        self._channel = Channel(
+            process.stdin.fileno(),
+            process.stdout.fileno(),
+            handlers,
+            self._watch,
+            lambda: process.poll() is not None,
+            self.name,
+        )
         try:
-            result = await self.request(
-                "initialize", self._initialize_params(), self.timeouts.start
-            )
-        except (ServerFailure, asyncio.CancelledError):
-            await self.stop()
+            result = self.request("initialize", self._initialize_params(), self.timeouts.start)
+        except (ServerFailure, CallCancelled, CallTooLong):
+            self.stop()
             raise
         self._initialized = True
         self.started_at = time.monotonic()
@@ -235,61 +198,57 @@ class ServerConnection:
         started = self.started_at
         return started is not None and time.monotonic() - started < self.timeouts.indexing
 
-    async def stop(self) -> None:
+    def stop(self) -> None:
         """`shutdown`, `exit`, then the process group; each step under a time limit."""
         process = self.process
         if process is None:
             return
         step = self.timeouts.stop_step
-        if self._initialized and process.returncode is None and not self.exited:
+        if self._initialized and not self.exited:
             # The polite way, for a server that got as far as answering `initialize`.
-            with contextlib.suppress(ServerFailure):
-                await self.request("shutdown", None, step)
+            with contextlib.suppress(ServerFailure, CallCancelled, CallTooLong):
+                self.request("shutdown", None, step)
             try:
                 self.notify("exit", None)
-            except Exception:  # a pipe already closed: the signals below end it anyway
+            except (ServerFailure, CallCancelled, CallTooLong):
                 log.debug("%s: exit notification not sent", self.name, exc_info=True)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), self.timeouts.exit_wait)
-        for signal_number in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(self.timeouts.exit_wait)
+        for sent in (signal.SIGTERM, signal.SIGKILL):
             if not group_alive(process.pid):
                 break
-            signal_group(process.pid, signal_number)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(process.wait(), step / 2)
-            await wait_group_gone(process.pid, step / 2)
-        self._stop_reading.set()
-        if process.stdin is not None:
-            process.stdin.close()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+            signal_group(process.pid, sent)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(step / 2)
+            wait_group_gone(process.pid, step / 2)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(step)
+        if self._channel is not None:
+            self._channel.stop()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(_STDERR_SETTLE_SECONDS)
 
-    async def _watch_exit(self, process: asyncio.subprocess.Process) -> None:
-        await process.wait()
-        if self._exited is not None and not self._exited.done():
-            self._exited.set_result(None)
-        self._protocol.fail_pending(_ServerGone())
-        self.state.signal_change()
-
-    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+    def _read_stderr(self, stream: IO[bytes]) -> None:
         """Drain stderr continuously: a server blocked on a full pipe answers nothing."""
-        pending = b""
-        while chunk := await stream.read(65536):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
+        with contextlib.suppress(OSError, ValueError):
+            for line in iter(lambda: stream.readline(65536), b""):
                 self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
-            pending = pending[-4096:]
-
-    async def _drain_stderr(self) -> None:
-        """Let the last lines of a dead server's stderr arrive before they are quoted."""
-        if self._stderr_task is not None:
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
+        with contextlib.suppress(OSError):
+            stream.close()
 
     def exit_reason(self) -> str:
         """Why the server is gone, in words, with the last lines it wrote."""
-        code = self.process.returncode if self.process is not None else None
+        process = self.process
+        code = None
+        if process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = process.wait(_STDERR_SETTLE_SECONDS)  # its stdout closed: it is ending
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(_STDERR_SETTLE_SECONDS)  # its last words
         if code is None:
             reason = "the server is not running"
         elif code < 0:
@@ -304,47 +263,45 @@ class ServerConnection:
 
     # ---- messages --------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
-        """Send a request and await its answer as plain JSON; raises ServerFailure.
+    def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """Send a request and read its answer as plain JSON; raises ServerFailure.
 
-        One future per request, resolved by the reader, failed by the exit watcher or the
-        time limit's timer: a warm request costs no task, no wait set, no thread wake-up.
+        Without `timeout`, the request limit, stretched once by the indexing limit when it
+        falls while the server says it is loading (typescript-language-server began
+        "Initializing JS/TS language features" after our first request and took over 15 s
+        on a loaded machine); `initialize` and `shutdown` give their own limit.
         """
-        if not self.alive or self.exited:
+        channel = self._channel
+        if channel is None or channel.closed or not self.alive:
             raise ServerFailure(self.exit_reason())
-        message_id = f"mm-{next(self._ids)}"
-        answer = self._protocol.send_request_on_loop(method, params, message_id)
         limit = self.timeouts.request if timeout is None else timeout
-        grace = self.timeouts.indexing if timeout is None else 0.0  # not initialize, shutdown
-        deadline = _Deadline(answer, limit, grace, lambda: self.state.loading)
+        grace = self.timeouts.indexing if timeout is None else 0.0
         try:
-            return await answer
+            return channel.request(method, params, limit, grace, lambda: self.state.loading)
         except AnswerError as error:
             raise ServerFailure(error.message, final=False) from None
-        except _NoAnswerInTime:
-            self._abandon(message_id)
-            raise ServerFailure(f"no answer within {deadline.waited:g}s") from None
-        except _ServerGone:
-            await self._drain_stderr()
+        except NoAnswerInTime as late:
+            raise ServerFailure(str(late)) from None
+        except ServerGone:
             raise ServerFailure(self.exit_reason()) from None
-        except asyncio.CancelledError:
-            self._abandon(message_id)
-            raise
-        finally:
-            deadline.cancel()
-
-    def _abandon(self, message_id: str) -> None:
-        """Forget a request we stop waiting for, and tell the server so."""
-        self._protocol.forget(message_id)
-        if self.alive:
-            try:
-                self.notify("$/cancelRequest", {"id": message_id})
-            except Exception:
-                log.debug("%s: $/cancelRequest not sent", self.name, exc_info=True)
 
     def notify(self, method: str, params: Any) -> None:
-        """Send a notification (fire and forget)."""
-        self._protocol.notify(method, params)
+        """Send a notification (fire and forget); raises ServerFailure when it cannot go."""
+        channel = self._channel
+        if channel is None:
+            raise ServerFailure(self.exit_reason())
+        try:
+            channel.notify(method, params)
+        except ServerGone:
+            raise ServerFailure(self.exit_reason()) from None
+
+    def pump(self, timeout: float) -> None:
+        """Read and handle what the server says for up to `timeout` (ServerState's waits)."""
+        channel = self._channel
+        if channel is None or channel.closed:
+            time.sleep(min(timeout, 0.05))
+            return
+        channel.pump(timeout)
 
     def offers(self, provider: str, method: str) -> bool:
         """Whether the server announced a capability (`renameProvider`) or registered its

@@ -1,7 +1,7 @@
 """The built-in language servers and the rule that one extension has one server (SPEC §6).
 
-This module stays light (no pygls): the configuration loader and the tool's factory import it
-at start-up.
+This module stays light (no lsprotocol): the configuration loader and the tool's factory import
+it at start-up.
 
 Python gets one server, chosen when the defaults are built: basedpyright when its
 `basedpyright-langserver` is on the PATH — its type checker finds the errors a small model

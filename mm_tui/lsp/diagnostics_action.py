@@ -22,13 +22,13 @@ NEVER_PUBLISHED = "{server} published nothing for this file"
 _PULL = ("diagnosticProvider", "textDocument/diagnostic")
 
 
-async def diagnostics(context: ActionContext) -> Text | Failed:
+def diagnostics(context: ActionContext) -> Text | Failed:
     """Pulled when the server offers it, else the pushed ones, waiting up to 3 s (SPEC §4)."""
     connection, document = context.connection, context.document
     state = connection.state
     # A fresh server may register pull diagnostics and apply its settings only once it has
     # scanned the project: asking before would wait for pushes that never come.
-    await state.wait_until_indexed(connection.timeouts.indexing)
+    state.wait_until_indexed(connection.timeouts.indexing)
     timeout = connection.timeouts.diagnostics
     suffix = ""
     publication = state.publication_for(document.key, document.version)
@@ -36,7 +36,7 @@ async def diagnostics(context: ActionContext) -> Text | Failed:
         if not document.changed and publication is not None:
             suffix = AS_LAST_PUBLISHED
         else:
-            await state.wait_until(
+            state.wait_until(
                 lambda: (
                     connection.offers(*_PULL)
                     or state.publication_for(document.key, document.version) is not None
@@ -48,7 +48,7 @@ async def diagnostics(context: ActionContext) -> Text | Failed:
         suffix = ""
         params = {"textDocument": {"uri": document.uri}}
         try:
-            report = await connection.request("textDocument/diagnostic", params)
+            report = connection.request("textDocument/diagnostic", params)
         except ServerFailure as failure:
             return context.failed("diagnostics", str(failure))
         items = report.get("items") if isinstance(report, dict) else None

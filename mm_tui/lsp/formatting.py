@@ -1,6 +1,6 @@
 """Server answers turned into the lines the model reads (SPEC §4 `lsp` results).
 
-Answers arrive as plain JSON (see raw_protocol.py) and are read leniently: an item of an
+Answers arrive as plain JSON (see framing.py) and are read leniently: an item of an
 unexpected shape is skipped, never fatal. Every location comes back with its source line, so
 the model needs no second call to see what it points at.
 """

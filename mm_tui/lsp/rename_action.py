@@ -43,7 +43,7 @@ def needs_new_name(shown: str, symbol: str) -> str:
     return f"[lsp: rename needs new_name — call lsp again with {call}; do not use edit_file for a rename]"
 
 
-async def rename(
+def rename(
     context: ActionContext,
     targets: list[Occurrence],
     new_name: str,
@@ -56,11 +56,11 @@ async def rename(
     if connection.young:
         # A server just started may know only the open files: wait as references would
         # (readiness, then a cross-file answer), so the rename reaches every file.
-        await references(context, targets)
+        references(context, targets)
 
-    async def ask(occurrence: Occurrence) -> Text | Failed | None:
+    def ask(occurrence: Occurrence) -> Text | Failed | None:
         params = {**context.text_position(occurrence), "newName": new_name}
-        edit = await connection.request("textDocument/rename", params)
+        edit = connection.request("textDocument/rename", params)
         old_name = context.name_at(occurrence)
         try:
             files = read_targets(edits_by_file(edit), context.root)
@@ -93,4 +93,4 @@ async def rename(
             )
         return Text("\n".join(lines), diff=diff)
 
-    return await when_ready(context, lambda: first_answer(context, "rename", targets, ask))
+    return when_ready(context, lambda: first_answer(context, "rename", targets, ask))

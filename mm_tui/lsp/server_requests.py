@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from pygls.client import JsonRPCClient
-
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 
@@ -48,8 +46,9 @@ class ServerRequestHandlers:
     def __init__(self, connection: ServerListener) -> None:
         self._connection = connection
 
-    def register(self, client: JsonRPCClient) -> None:
-        handlers = {
+    def handlers(self) -> dict[str, Callable[[Any], Any]]:
+        """Each method a server sends, and what handles it (its return value answers)."""
+        return {
             "workspace/configuration": self.configuration,
             "client/registerCapability": self.register_capability,
             "client/unregisterCapability": self.unregister_capability,
@@ -69,8 +68,6 @@ class ServerRequestHandlers:
             "telemetry/event": self.nothing,
             "$/logTrace": self.nothing,
         }
-        for method, handler in handlers.items():
-            client.feature(method)(_plain_function(handler))
 
     # ---- requests --------------------------------------------------------------------------
 
@@ -131,15 +128,6 @@ class ServerRequestHandlers:
     def log_message(self, params: Any) -> None:
         if isinstance(params, dict) and isinstance(params.get("message"), str):
             self._connection.state.record_log(params["message"])
-
-
-def _plain_function(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """pygls tags each handler with attributes, which a bound method cannot carry."""
-
-    def handle(params: Any) -> Any:
-        return handler(params)
-
-    return handle
 
 
 def _list(params: Any, field: str) -> list[dict[str, Any]]:

@@ -1,16 +1,16 @@
 """What a server told us unasked: diagnostics, progress, registrations, its scan's end.
 
 Kept apart from the process and its pipes (connection.py) because the actions read it to
-decide when a server is ready and what it offers; every change wakes the waiters, so a wait
-ends the moment the awaited news arrives, never on a poll (SPEC §6: bounded waits).
+decide when a server is ready and what it offers. A wait reads the server itself (`pump`:
+the waiting thread is the channel's reader) and looks again after each message, so it ends
+the moment the awaited news arrives, never on a poll (SPEC §6: bounded waits).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,16 +52,23 @@ class ServerState:
     """The news of one server, and bounded waits on it."""
 
     def __init__(
-        self, version_of: Callable[[str], int], gone: Callable[[], bool], log_tail: deque[str]
+        self,
+        version_of: Callable[[str], int],
+        gone: Callable[[], bool],
+        log_tail: deque[str],
+        pump: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`pump(timeout)` reads and handles the server's messages for up to `timeout`
+        seconds, returning after the first ones (the connection's); without a server, sleep."""
         self._version_of = version_of
         self._gone = gone
         self._log_tail = log_tail
+        self._pump = pump
         self.publications: dict[str, Publication] = {}
         self.registrations: dict[str, Registration] = {}
         self._progress: set[str | int] = set()
         self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
-        self._changed = asyncio.Event()  # set and replaced on every piece of news
+        self._news = 0  # counts every piece of news, for `wait_for_news`
 
     def expect_scan(self, server_name: str, command: str) -> None:
         """Wait for this server's end-of-scan log line, when it is one known to print it."""
@@ -78,9 +85,8 @@ class ServerState:
         return any(entry.method == method for entry in self.registrations.values())
 
     def signal_change(self) -> None:
-        """Wake every waiter: news arrived, or the process ended."""
-        self._changed.set()
-        self._changed = asyncio.Event()
+        """Count a piece of news: a waiter looking for any news stops waiting."""
+        self._news += 1
 
     # ---- news ------------------------------------------------------------------------------
 
@@ -129,22 +135,20 @@ class ServerState:
 
     # ---- waits -----------------------------------------------------------------------------
 
-    async def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = time.monotonic() + timeout
         while not condition():
-            remaining = deadline - loop.time()
+            remaining = deadline - time.monotonic()
             if remaining <= 0 or self._gone():
                 return False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+            self._pump(remaining)
         return True
 
-    async def wait_for_news(self, timeout: float) -> None:
+    def wait_for_news(self, timeout: float) -> None:
         """Wait (bounded) for the next piece of news, whatever it is."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout)
+        news = self._news
+        self.wait_until(lambda: self._news != news, timeout)
 
     def publication_for(self, key: str, version: int) -> Publication | None:
         """The latest publication for `key` if it follows our `version` of the file."""
@@ -155,14 +159,14 @@ class ServerState:
             return None  # a late answer about an older content (pylsp's debounced lint)
         return publication
 
-    async def wait_for_analysis(self, key: str, version: int, timeout: float) -> None:
+    def wait_for_analysis(self, key: str, version: int, timeout: float) -> None:
         """Wait (bounded) for the diagnostics of `version` of a file, when this server
         published for it before: the sign its analysis of that version is done."""
         if key in self.publications:
-            await self.wait_until(lambda: self.publication_for(key, version) is not None, timeout)
+            self.wait_until(lambda: self.publication_for(key, version) is not None, timeout)
 
-    async def wait_until_indexed(self, timeout: float) -> None:
+    def wait_until_indexed(self, timeout: float) -> None:
         """Wait (bounded) until the server knows the project's files and every progress it
         began has ended: queries asked earlier miss files or get half answers (SPEC §6)."""
-        await self.wait_until(lambda: not self.loading, timeout)
+        self.wait_until(lambda: not self.loading, timeout)
         self._scan_done = None  # its end line never came (another wording?): wait only once

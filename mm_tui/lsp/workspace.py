@@ -3,31 +3,29 @@
 A server starts on the first call for one of its extensions, in the project root (or the
 nearest folder holding one of its root markers), and is kept for the session; a dead one is
 restarted on the next call; `close` stops them all. Calls are synchronous and never raise:
-they run on the loop thread and come back as text, honouring a cancel flag meanwhile.
+each runs in its caller's thread (which reads the server's answers itself: channel.py) and
+comes back as text, honouring a cancel flag meanwhile.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import contextlib
 import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from mm_tui.lsp import actions
 from mm_tui.lsp.actions import ActionContext
 from mm_tui.lsp.answers import Answer, Failed, Interrupted, Text
+from mm_tui.lsp.call_watch import CallCancelled, CallTooLong, CallWatch
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
 from mm_tui.lsp.defaults import find_server_root, server_for, server_label
 from mm_tui.lsp.diagnostics_action import diagnostics
 from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.formatting import display_path
-from mm_tui.lsp.loop import CallCancelled, LoopThread
 from mm_tui.lsp.query import ACTIONS, POSITIONAL_ACTIONS, LspQuery
 from mm_tui.lsp.rename_action import needs_new_name, rename
 from mm_tui.lsp.spec import LspServerSpec
@@ -72,7 +70,7 @@ class LspWorkspace:
         self.specs = tuple(specs)
         self.root = Path(os.path.realpath(root))
         self.timeouts = timeouts or Timeouts()
-        self._loop = LoopThread()
+        self._watch = CallWatch()
         self._connections: dict[tuple[str, Path], ServerConnection] = {}
         self._call_lock = threading.Lock()
         self._disk = DiskTexts()
@@ -93,12 +91,13 @@ class LspWorkspace:
     ) -> Answer:
         """Run one call to its text answer; a rename writes its edits (`before_write` is
         told each file's path first: the agent keeps it for `/undo`)."""
-        work = self._execute(query, write=True, before_write=before_write)
-        return self._call(query, work, cancel)
+        return self._call(
+            query, lambda: self._execute(query, write=True, before_write=before_write), cancel
+        )
 
     def preview(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
         """What `execute` would answer, writing nothing (a rename returns its diff)."""
-        return self._call(query, self._execute(query, write=False), cancel)
+        return self._call(query, lambda: self._execute(query, write=False), cancel)
 
     def server_pids(self) -> dict[str, int]:
         """The process id of each running server, by name (its process group id too)."""
@@ -114,49 +113,54 @@ class LspWorkspace:
         Returns how each server ended: its exit status (0 after a polite stop; negative: the
         signal that ended it), for a log line or a test.
         """
-        ended: dict[str, int | None] = {}
         if self._closed:
-            return ended
+            return {}
         self._closed = True
         atexit.unregister(self.close)
-        if self._loop.running:
-            # ServerConnection.stop's steps, then _stop_all's wait for calls still cleaning up.
-            limit = 6 * self.timeouts.stop_step + self.timeouts.exit_wait + 1
-            with contextlib.suppress(TimeoutError, CallCancelled, OSError):
-                ended = self._loop.run(self._stop_all(), limit=limit)
-            self._loop.stop()
-        return ended
+        self._watch.close()  # a call in progress ends at its next look (≤ 50 ms)
+        locked = self._call_lock.acquire(timeout=2 * self.timeouts.stop_step)
+        try:
+            return self._stop_all()
+        finally:
+            if locked:
+                self._call_lock.release()
 
     # ---- internals -------------------------------------------------------------------------
 
     def _call(
-        self,
-        query: LspQuery,
-        work: Coroutine[Any, Any, Text | Failed],
-        cancel: threading.Event | None,
+        self, query: LspQuery, work: Callable[[], Text | Failed], cancel: threading.Event | None
     ) -> Answer:
         if self._closed:
-            work.close()
             return Failed(STOPPED)
         with self._call_lock:
+            if self._closed:
+                return Failed(STOPPED)
+            self._watch.begin(cancel, self.call_limit)
             try:
-                return self._loop.run(work, limit=self.call_limit, cancel=cancel)
+                return work()
             except CallCancelled:
-                return Interrupted()
-            except TimeoutError:
+                return Failed(STOPPED) if self._closed else Interrupted()
+            except CallTooLong:
                 return Failed(TOO_LONG.format(action=query.action, seconds=self.call_limit))
             except Exception as error:  # a bug must not take the turn down (SPEC §1)
                 log.exception("lsp %s call on %s failed", query.action, query.path)
                 return Failed(INTERNAL_ERROR.format(error=f"{type(error).__name__}: {error}"))
+            finally:
+                self._watch.end()
 
-    async def _stop_all(self) -> dict[str, int | None]:
-        """Stop every server, then let any call still cleaning up (a cancelled start) end."""
+    def _stop_all(self) -> dict[str, int | None]:
+        """Stop every server, each in its own thread (their polite waits overlap)."""
         connections = list(self._connections.values())
         self._connections.clear()
-        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
-        others = asyncio.all_tasks() - {asyncio.current_task()}
-        if others:
-            await asyncio.wait(others, timeout=2 * self.timeouts.stop_step)
+        stoppers = [
+            threading.Thread(target=_stop_quietly, args=(c,), name=f"lsp-stop-{c.name}")
+            for c in connections
+        ]
+        for stopper in stoppers:
+            stopper.start()
+        limit = 6 * self.timeouts.stop_step + self.timeouts.exit_wait + 1
+        for stopper in stoppers:
+            stopper.join(limit)
         return {c.name: c.process.returncode if c.process else None for c in connections}
 
     def _resolve(self, raw: str) -> Path:
@@ -165,7 +169,7 @@ class LspWorkspace:
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
-    async def _execute(
+    def _execute(
         self,
         query: LspQuery,
         *,
@@ -205,9 +209,29 @@ class LspWorkspace:
                 return found
             targets = found
 
-        connection = await self._connection_for(spec, path)
+        connection = self._connection_for(spec, path)
         if isinstance(connection, Failed):
             return connection
+        try:
+            return self._ask(connection, action, path, text, targets, new_name, write, before_write)
+        except ServerFailure as failure:  # the server died while its files were sent
+            return Failed(
+                actions.ACTION_FAILED.format(server=spec.name, action=action, reason=failure)
+            )
+
+    def _ask(
+        self,
+        connection: ServerConnection,
+        action: str,
+        path: Path,
+        text: str,
+        targets: list[Occurrence],
+        new_name: str,
+        write: bool,
+        before_write: Callable[[Path], None] | None,
+    ) -> Text | Failed:
+        """Sync the files, then run the action (SPEC §4: before each request, the disk)."""
+        spec, shown = connection.spec, display_path(path, self.root)
         if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
             return Failed(actions.NOT_OFFERED.format(server=spec.name, action=action))
         document = connection.documents.sync(path, text)
@@ -217,39 +241,46 @@ class LspWorkspace:
             # is heard out first, its answers before that come from the old analysis
             # (clangd's preamble).
             document = connection.documents.sync(path, text, again=True)
-            await connection.state.wait_for_analysis(
+            connection.state.wait_for_analysis(
                 document.key, document.version, self.timeouts.diagnostics
             )
         context = ActionContext(connection, self.root, path, shown, document)
         if action == "definition":
-            return await actions.definition(context, targets)
+            return actions.definition(context, targets)
         if action == "references":
-            return await actions.references(context, targets)
+            return actions.references(context, targets)
         if action == "hover":
-            return await actions.hover(context, targets)
+            return actions.hover(context, targets)
         if action == "symbols":
-            return await actions.symbols(context)
+            return actions.symbols(context)
         if action == "diagnostics":
-            return await diagnostics(context)
-        return await rename(context, targets, new_name, write=write, before_write=before_write)
+            return diagnostics(context)
+        return rename(context, targets, new_name, write=write, before_write=before_write)
 
-    async def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
+    def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
         root = _server_root(str(path), str(self.root), tuple(spec.root_markers))
         key = (spec.name, root)
         connection = self._connections.get(key)
-        if connection is not None and connection.alive:
+        if connection is not None and not connection.exited:
             return connection
         if connection is not None:
             del self._connections[key]
-            await connection.stop()  # reap what is left of the dead one
-        connection = ServerConnection(spec, root, self.timeouts, self._disk)
+            connection.stop()  # reap what is left of the dead one
+        connection = ServerConnection(spec, root, self.timeouts, self._disk, self._watch)
         try:
-            await connection.start()
+            connection.start()
         except ServerFailure as failure:
             return Failed(COULD_NOT_START.format(server=spec.name, reason=failure))
         self._connections[key] = connection
         return connection
+
+
+def _stop_quietly(connection: ServerConnection) -> None:
+    try:
+        connection.stop()
+    except Exception:  # one server's odd end must not keep the others running
+        log.exception("stopping %s failed", connection.name)
 
 
 @functools.lru_cache(maxsize=1024)

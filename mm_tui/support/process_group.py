@@ -3,16 +3,16 @@
 Commands and language servers start in their own session, so the process group holds
 everything they spawned: a pipeline's members, basedpyright's node under its Python launcher.
 A group whose only members are zombies (dead, waiting for a parent to reap them) counts as
-gone. `end_group_sync` serves the bash tool's thread; `wait_group_gone` the lsp client's loop.
+gone. `end_group_sync` serves the bash tool; `wait_group_gone` the lsp client's stop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 _PROC = Path("/proc")
@@ -43,14 +43,13 @@ def signal_group(group: int, signal_number: int) -> None:
         os.killpg(group, signal_number)
 
 
-async def wait_group_gone(group: int, timeout: float) -> bool:
+def wait_group_gone(group: int, timeout: float) -> bool:
     """Wait (bounded) until the group has no live member; True when it has none."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = time.monotonic() + timeout
     while group_alive(group):
-        if loop.time() >= deadline:
+        if time.monotonic() >= deadline:
             return False
-        await asyncio.sleep(0.02)
+        time.sleep(0.02)
     return True
 
 

@@ -3,7 +3,7 @@ tokens or secrets in their environment, by name or by value."""
 
 from __future__ import annotations
 
-import asyncio
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +54,15 @@ def test_a_language_server_never_sees_a_secret(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    async def spawn(*args: Any, **kwargs: Any) -> Any:
+    def spawn(*args: Any, **kwargs: Any) -> Any:
         seen.update(kwargs)
         raise OSError(2, "stop here")
 
-    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn)
+    monkeypatch.setattr(subprocess, "Popen", spawn)
     spec = LspServerSpec("fake", ("fake-server",), (".py",))
     connection = ServerConnection(spec, tmp_path, Timeouts())
     with pytest.raises(Exception, match="cannot run fake-server"):
-        asyncio.run(connection.start())
+        connection.start()
     environment = seen["env"]
     assert "PATH" in environment
     assert not set(SECRETS) & set(environment)

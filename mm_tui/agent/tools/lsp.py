@@ -185,7 +185,7 @@ class LspTool(Tool):
 
     def _workspace_for_calls(self) -> LspWorkspace:
         if self._workspace is None:
-            from mm_tui.lsp.workspace import LspWorkspace  # pygls loads on the first call
+            from mm_tui.lsp.workspace import LspWorkspace  # lsprotocol loads on the first call
 
             self._workspace = LspWorkspace(self.specs, self.root)
         return self._workspace
