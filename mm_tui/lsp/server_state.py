@@ -82,7 +82,8 @@ class ServerState:
         return bool(self._progress) or self._scan_done is not None
 
     def registered(self, method: str) -> bool:
-        return any(entry.method == method for entry in self.registrations.values())
+        # A copy first: between calls the channel's idle reader may register meanwhile.
+        return any(entry.method == method for entry in list(self.registrations.values()))
 
     def signal_change(self) -> None:
         """Count a piece of news: a waiter looking for any news stops waiting."""
