@@ -131,8 +131,12 @@ async def _window_rows(rows: int) -> dict[str, float]:
         await pilot.pause()
 
         def folded_as_asked(press: int) -> bool:
-            unfolded = press % 2 == 0
-            return last.expanded == unfolded and bool(last.children) == unfolded
+            """The frame shows the fold done: unfolded, the whole body laid out (every
+            widget in it has its size); folded, the row back to its one line."""
+            if press % 2:
+                return not last.expanded and not last.children and last.size.height == 1
+            body = list(last.walk_children(with_self=False))
+            return last.expanded and bool(body) and all(w.size.height for w in body)
 
         result["fold"] = p95(await key_to_frame(app, lambda _: ["enter"], folded_as_asked, PRESSES))
         result["fold_cpu"] = p95(app.cpu_ms)

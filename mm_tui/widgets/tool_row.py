@@ -6,7 +6,7 @@ when first shown, so a transcript of hundreds of finished rows stays light.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +129,7 @@ class ToolRow(Widget, can_focus=True):
         self.answer = ""
         self.question: PermissionRequest | None = None
         self._live_log: OutputLog | None = None
+        self._body_change: Awaitable[None] | None = None  # the watcher's, for `action_fold`
 
     def render(self) -> Content:
         """The row's line; the title is cut with `…` so the status always shows."""
@@ -147,10 +148,10 @@ class ToolRow(Widget, can_focus=True):
         if self.expanded:  # unfolded before it was mounted (a failure, a replayed row)
             self._rebuild_body(mounting=True)
 
-    def on_click(self, event: events.Click) -> None:
+    async def on_click(self, event: events.Click) -> None:
         if event.widget is self:  # the row's line, not a click inside its body
             event.stop()
-            self.action_fold()
+            await self.action_fold()
 
     # -- what the header says -------------------------------------------------------------
 
@@ -218,9 +219,17 @@ class ToolRow(Widget, can_focus=True):
 
     # -- the body -------------------------------------------------------------------------
 
-    def action_fold(self) -> None:
-        """Fold or unfold the body (Enter, Space, click)."""
-        self.expanded = not self.expanded
+    async def action_fold(self) -> None:
+        """Fold or unfold the body (Enter, Space, click).
+
+        The new height and the body's widgets (mounted or removed) make one layout and one
+        frame: left to themselves they made three (the height, the body, its content), each a
+        layout of every mounted block (issue 16)."""
+        with self.app.batch_update():
+            self.expanded = not self.expanded  # the watcher starts the body's change
+            change, self._body_change = self._body_change, None
+            if change is not None:
+                await change
 
     def action_open_output(self) -> None:
         """Ctrl+O: the whole output, full screen, with search."""
@@ -235,7 +244,7 @@ class ToolRow(Widget, can_focus=True):
         self._show(expanded=True)
 
     def watch_expanded(self, expanded: bool) -> None:
-        self._rebuild_body()
+        self._body_change = self._rebuild_body()
 
     def _show(self, *, expanded: bool) -> None:
         """Fold or unfold, rebuilding the body for the new state either way."""
@@ -244,19 +253,26 @@ class ToolRow(Widget, can_focus=True):
         else:
             self._rebuild_body()
 
-    def _rebuild_body(self, *, mounting: bool = False) -> None:
-        """Mount the body for the current state when unfolded; fold = no body widgets."""
+    def _rebuild_body(self, *, mounting: bool = False) -> Awaitable[None] | None:
+        """Mount the body for the current state when unfolded; fold = no body widgets.
+        Returns what to await for the change to be done (None: nothing changed)."""
         if not (self.is_mounted or mounting) or (not self.expanded and not self.children):
-            return
+            return None
         self._live_log = None
-        self.remove_children()
+        removed = self.remove_children()
         if not self.expanded:
-            return
+            return removed
         widgets = self._body_widgets()
         for widget in widgets:
             widget.add_class("tool-body")
         widgets[0].add_class("-first")
-        self.mount_all(widgets)
+        mounted = self.mount_all(widgets)
+
+        async def done() -> None:
+            await removed
+            await mounted
+
+        return done()
 
     def _body_widgets(self) -> list[Widget]:
         if self.question is not None:
