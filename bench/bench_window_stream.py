@@ -7,6 +7,9 @@
   is measured from submitting the message to the first frame showing the finished answer;
   both as the process's CPU seconds (every thread). Aim at 50 tokens/s: at most 2x the floor.
   Frames drawn per second while streaming are reported beside it (aim: at most 20).
+- Floors: bare Textual with the window's screen (stream_floor.py) for the same 20 s, idle,
+  with a one-cell spinner at 10 Hz, and with the spinner and a followed Line-API text gaining a
+  line every 0.4 s: the least a Textual window costs while a model streams.
 - First token: from spawning the interpreter to the first token shown, `-p` (stdout) against
   the window (the message submitted at its first frame, as a person typing at once would).
   Aim: the window within 50 ms of `-p`.
@@ -31,12 +34,18 @@ from pathlib import Path
 from typing import Any
 
 from bench.measure import print_rows, row
+from bench.stream_floor import SECONDS, child_floor
 from bench.window_harness import SIZE, frame_timed, until
 
 TOKENS = 1000
 RATES = (50, 200)
 FIRST_TOKEN_RUNS = 5
 FIRST_WORD = "Firstly"
+FLOOR_MODES = {
+    "idle": "idle",
+    "spinner": "a one-cell spinner at 10 Hz",
+    "lines": "the spinner and a followed Line-API text gaining a line every 0.4 s",
+}
 ROOT = Path(__file__).resolve().parents[1]  # children run in a scratch folder, bench from here
 
 
@@ -232,11 +241,29 @@ def bench_cpu() -> list[dict[str, Any]]:
                     window["fps"], bare["chunks"] / bare["wall"], unit="fps",
                     max_value=20.01 if rate == 50 else None)
             )  # fmt: skip
+        if rate == 50:
+            rows += floor_rows(bare["cpu"], window["cpu"])
         else:
             rows.append(
                 row(f"streaming {label}: submit to last frame, window vs bare SSE read",
                     window["wall"] * 1000, bare["wall"] * 1000)
             )  # fmt: skip
+    return rows
+
+
+def floor_rows(bare_cpu: float, window_cpu: float) -> list[dict[str, Any]]:
+    """What bare Textual costs with the window's screen for the 20 s of 1,000 tokens at 50
+    tokens/s (stream_floor.py), beside the bare read: how close to it the window can get."""
+    floors = {mode: _child(f"floor-{mode}")["cpu"] for mode in FLOOR_MODES}
+    rows = [
+        row(f"floor: bare Textual, same screen, {what}, {SECONDS:g} s: CPU s vs bare SSE read",
+            floors[mode], bare_cpu, unit="s")
+        for mode, what in FLOOR_MODES.items()
+    ]  # fmt: skip
+    rows.append(
+        row("streaming at 50 tokens/s: CPU s per 1,000 tokens, window vs floor (spinner, lines)",
+            window_cpu, floors["lines"], unit="s")
+    )  # fmt: skip
     return rows
 
 
@@ -291,6 +318,7 @@ if __name__ == "__main__":
         "window-stream": lambda a: child_window_stream(a[0]),
         "first-token-window": lambda a: child_first_token_window(a[0], float(a[1])),
         "first-token-p": lambda a: child_first_token_p(a[0], float(a[1])),
+        **{f"floor-{mode}": lambda a, mode=mode: child_floor(mode) for mode in FLOOR_MODES},
     }
     if len(sys.argv) > 1 and sys.argv[1] in CHILDREN:
         outcome = CHILDREN[sys.argv[1]](sys.argv[2:])

@@ -21,6 +21,7 @@ from mm_tui.support.terminal_text import literal
 from mm_tui.widgets.aligned_table import AlignedTable
 from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
+from mm_tui.widgets.grows_in_place import GrowsInPlace
 from mm_tui.widgets.long_blocks import answer_parser, long_block
 
 REASONING_TITLE = "Thinking"
@@ -32,7 +33,7 @@ FLUSH_SECONDS = 0.1
 PARSE_SHARE = 3
 
 
-class AnswerBlock(Markdown):
+class AnswerBlock(GrowsInPlace, Markdown):
     """The model's answer: streamed into one self-drawing `AnswerStream`, then kept.
 
     While the answer streams, its text goes to an `AnswerStream` at most every
@@ -63,6 +64,11 @@ class AnswerBlock(Markdown):
         self._flush_lock = asyncio.Lock()
         self._last_flush = 0.0
         self._interval = FLUSH_SECONDS
+
+    @property
+    def grows_in_place(self) -> bool:
+        """Only while it holds the stream alone: Textual's blocks need its second layout."""
+        return self._stream is not None and len(self.children) == 1
 
     @property
     def source(self) -> str:

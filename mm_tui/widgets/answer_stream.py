@@ -9,6 +9,7 @@ widget holding lines (`markdown_lines.py`):
 - the screen is laid out again only when the answer gains or loses lines, and (when `paced`)
   it gains them at most every `GROW_SECONDS`: each gain scrolls the followed transcript, which
   repaints every line on screen; in between only the lines that changed are repainted;
+- a gain keeps the lines already drawn (`GrowsInPlace`): only the new ones are drawn;
 - each line is turned into a `Strip` once, when it first shows.
 """
 
@@ -26,6 +27,7 @@ from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
+from mm_tui.widgets.grows_in_place import GrowsInPlace
 from mm_tui.widgets.markdown_lines import (
     APPROXIMATE,
     IncrementalLines,
@@ -42,7 +44,7 @@ def _same(one: Content, other: Content) -> bool:
     return one.plain == other.plain and one.spans == other.spans
 
 
-class AnswerStream(MarkdownBlock):
+class AnswerStream(GrowsInPlace, MarkdownBlock):
     """Markdown appended piece by piece, drawn as lines by this one widget."""
 
     DEFAULT_CSS = """
@@ -104,11 +106,12 @@ class AnswerStream(MarkdownBlock):
         if len(lines) < self._height:  # lines gone (rare: a block turned shorter)
             self._height = len(lines)
             self.refresh(layout=True)
-        elif not self.grow():
-            shown = [y for y in changed if y < self._height]
-            if shown:
-                width = self._layout.width if self._layout is not None else self.size.width
-                self.refresh(*(Region(0, y, width, 1) for y in shown))
+            return
+        shown = [y for y in changed if y < self._height]
+        if shown:
+            width = self._layout.width if self._layout is not None else self.size.width
+            self.refresh(*(Region(0, y, width, 1) for y in shown))
+        self.grow()
 
     @property
     def waiting(self) -> bool:
@@ -123,7 +126,8 @@ class AnswerStream(MarkdownBlock):
         if self.paced and not now and moment - self._grown_at < GROW_SECONDS:
             return False
         self._height, self._grown_at = len(self._lines), moment
-        self.refresh(layout=True)
+        # The lines above are drawn already (GrowsInPlace); the layout draws the new ones.
+        self.refresh(layout=True, repaint=False)
         return True
 
     def _palette(self) -> Palette:

@@ -32,6 +32,7 @@ from mm_tui.widgets.block_window import (
     BlockWindow,
 )
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
+from mm_tui.widgets.grows_in_place import GrowsInPlace
 from mm_tui.widgets.tool_row import ToolRow
 
 if TYPE_CHECKING:
@@ -47,8 +48,11 @@ class _Exportable(Protocol):
     def to_markdown(self) -> str: ...
 
 
-class Transcript(BlockWindow):
-    """The scrolling conversation. Sticks to the bottom until the person scrolls up."""
+class Transcript(GrowsInPlace, BlockWindow):
+    """The scrolling conversation. Sticks to the bottom until the person scrolls up.
+
+    A gain of lines below (its `virtual_size`) asks for no second layout (`GrowsInPlace`): the
+    streaming answer grows it several times a second."""
 
     def __init__(self, *, preview_lines: int, clock: Callable[[], float]) -> None:
         super().__init__(id="transcript")

@@ -7,16 +7,24 @@ block's `_markdown`, `_token`, `_content` and `_blocks` to draw a simple list it
 `mm_tui/widgets/aligned_table.py` subclasses `MarkdownTable` and `MarkdownTableContent` (their
 `_get_headers_and_rows`, `_headers`, `_rows`, `_update_rows`) and reads each `MarkdownTH`'s
 `_token` and `_blocks` to honour a column's alignment.
+`mm_tui/widgets/grows_in_place.py` overrides `Widget._size_updated` and `Widget._set_dirty` so
+that a widget growing at the bottom keeps the lines it drew and asks for no second layout.
 """
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 from textual.app import App, ComposeResult
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import _markdown as textual_markdown
 
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.compact_lists import ListItemLine
+from mm_tui.widgets.grows_in_place import GrowsInPlace
 
 pytestmark = pytest.mark.anyio
 
@@ -103,3 +111,62 @@ async def test_the_app_writes_to_its_terminal_through_the_private_driver_as_bell
         assert isinstance(driver, HeadlessDriver)
         driver.write("\x07")
     assert "\x07" in written
+
+
+def test_the_size_and_dirty_members_grows_in_place_overrides_keep_their_signatures() -> None:
+    size_updated = inspect.signature(Widget._size_updated)  # pyright: ignore[reportPrivateUsage]
+    assert list(size_updated.parameters) == [
+        "self",
+        "size",
+        "virtual_size",
+        "container_size",
+        "layout",
+    ]
+    assert size_updated.parameters["layout"].default is True
+    set_dirty = inspect.signature(Widget._set_dirty)  # pyright: ignore[reportPrivateUsage]
+    assert [(p.name, p.kind) for p in set_dirty.parameters.values()] == [
+        ("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        ("regions", inspect.Parameter.VAR_POSITIONAL),
+    ]
+
+
+class _Lines(Widget):
+    DEFAULT_CSS = "_Lines { height: auto; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 3
+        self.drawn: list[int] = []
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self.count
+
+    def render_line(self, y: int) -> Strip:
+        self.drawn.append(y)
+        return Strip.blank(self.size.width)
+
+
+class _GrowingLines(GrowsInPlace, _Lines):
+    pass
+
+
+class _LinesApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield _Lines()
+        yield _GrowingLines()
+
+
+async def test_a_widget_growing_in_place_draws_only_its_new_lines_where_textual_draws_all() -> None:
+    app = _LinesApp()
+    async with app.run_test(size=(20, 20)) as pilot:
+        await pilot.pause()
+        plain, growing = app.query_one(_Lines), app.query_one(_GrowingLines)
+        assert plain.drawn and growing.drawn
+        for widget in (plain, growing):
+            widget.drawn.clear()
+            widget.count = 5
+            widget.refresh(layout=True, repaint=False)
+        await pilot.pause()
+        await pilot.pause()
+        assert sorted(set(plain.drawn)) == [0, 1, 2, 3, 4]  # Textual forgets every line
+        assert sorted(set(growing.drawn)) == [3, 4]  # the mixin keeps the lines above

@@ -21,6 +21,7 @@ from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.long_blocks import answer_parser
 from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
+from mm_tui.widgets.transcript import Transcript
 from mm_tui.window.event_bridge import EventBridge, EventsArrived
 
 pytestmark = pytest.mark.anyio
@@ -195,6 +196,37 @@ async def test_a_paced_answer_gains_lines_only_when_it_may_grow() -> None:
         await pilot.pause()
         assert not stream.waiting and stream.size.height > shown
         assert stream.text == "first line\n\nsecond\n\nthird\n\n"
+
+
+class _Followed(App[None]):
+    CSS_PATH = MMApp.CSS_PATH
+
+    def compose(self) -> ComposeResult:
+        yield Transcript(preview_lines=5, clock=lambda: 0.0)
+
+
+async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repaint_shows() -> None:
+    """The answer, its block and the followed transcript keep the lines they drew when the
+    answer gains lines (grows_in_place.py): at every chunk boundary the screen is what drawing
+    every line again shows, and the stream ends as Textual's Markdown draws the answer."""
+    app = _Followed()
+    async with app.run_test(size=(60, 16)) as pilot:
+        transcript = app.query_one(Transcript)
+        await transcript.add_user_message("go")
+        for start in range(0, len(DOCUMENT), 11):
+            await transcript.add_text(DOCUMENT[start : start + 11])
+            await transcript.flush()
+            answer = transcript._answer  # pyright: ignore[reportPrivateUsage]
+            assert answer is not None
+            await answer._flush()  # pyright: ignore[reportPrivateUsage]
+            await pilot.pause()
+            await pilot.pause()
+            shown = _screen(app)
+            for widget in (transcript, *transcript.query("*")):
+                widget.refresh()
+            await pilot.pause()
+            assert _screen(app) == shown, f"after {DOCUMENT[: start + 11][-20:]!r}"
+        assert transcript.scroll_y == transcript.max_scroll_y > 0  # followed, and scrolled
 
 
 class _Target:
