@@ -27,11 +27,12 @@ from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import (
     Place,
     SourceLines,
+    WireLocation,
     hover_text,
     location_lines,
     places_of,
-    range_start,
     symbol_lines,
+    wire_locations,
 )
 from mm_tui.lsp.symbols import Occurrence, identifier_at
 from mm_tui.lsp.text import shared_lines, to_wire_column
@@ -113,7 +114,10 @@ class ActionContext:
 
     @functools.cached_property
     def _sources(self) -> SourceLines:
-        return SourceLines({self.document.key: self.document.text}, self.connection.disk)
+        documents = self.connection.documents
+        return SourceLines(
+            {self.document.key: self.document.text}, self.connection.disk, documents.text_of
+        )
 
     def places(self, answer: Any, name: str) -> list[Place]:
         """The places of a location answer, its columns checked against `name` first.
@@ -123,22 +127,21 @@ class ActionContext:
         files from disk only when told they changed (gopls answered from a stale greet.go
         after bash edited it), and mm-tui watches no files.
         """
-        sources = self.sources()
-        self.connection.check_encoding(location_spans(answer, sources), name)
-        places = places_of(answer, sources, self.connection.encoding)
+        locations, sources = wire_locations(answer), self.sources()
+        self.connection.check_encoding(location_spans(locations, sources), name)
+        places = places_of(locations, sources, self.connection.encoding)
         self._open_targets(places)
         return places
 
     def _open_targets(self, places: list[Place]) -> None:
         documents, disk = self.connection.documents, self.connection.disk
+        closed = {place.path for place in places if not documents.is_open(str(place.path))}
+        if not closed:
+            return
         extensions = tuple(e.lower() for e in self.connection.spec.extensions)
-        paths = {place.path for place in places}
         inside = os.path.join(self.real_root, "")
-        for path in sorted(paths)[:_OPENED_PER_ANSWER]:
-            key = str(path)
-            if not key.startswith(inside) or documents.is_open(key):
-                continue
-            if path.suffix.lower() not in extensions:
+        for path in sorted(closed)[:_OPENED_PER_ANSWER]:
+            if not str(path).startswith(inside) or path.suffix.lower() not in extensions:
                 continue
             try:
                 documents.sync(path, disk.read(path))
@@ -150,21 +153,13 @@ class ActionContext:
         return str(real_path(self.root))
 
 
-def location_spans(answer: Any, sources: SourceLines) -> list[Span]:
+def location_spans(locations: list[WireLocation], sources: SourceLines) -> list[Span]:
     """The one-line ranges of a location answer, with their lines: what encoding_check reads."""
-    from mm_tui.lsp.documents import path_of_uri
-
-    spans: list[Span] = []
-    for item in answer if isinstance(answer, list) else [answer] if answer else []:
-        if not isinstance(item, dict):
-            continue
-        uri = item.get("uri", item.get("targetUri"))
-        where = item.get("range", item.get("targetSelectionRange"))
-        start = range_start(where)
-        end = range_start({"start": where.get("end")}) if isinstance(where, dict) else None
-        if isinstance(uri, str) and start and end and start[0] == end[0]:
-            spans.append((sources.line(path_of_uri(uri), start[0]), start[1], end[1]))
-    return spans
+    return [
+        (sources.line(where.path, where.line), where.start, where.end)
+        for where in locations
+        if where.end_line == where.line
+    ]
 
 
 def first_answer(

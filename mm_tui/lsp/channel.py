@@ -121,30 +121,33 @@ class Channel:
         message_id = f"mm-{next(self._ids)}"
         data = frame({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params})
         check = self._watch.check
-        with self._reading():
+        self._acquire(check)  # inline, not `_reading()`: the warm path counts microseconds
+        self._idle_reads(False)
+        try:
             self._write(data, check)
             waited = limit
             deadline = time.monotonic() + limit
-            try:
-                while True:
-                    message = self._next(deadline)
-                    if message is None:
-                        if grace > 0 and loading():
-                            deadline, waited, grace = deadline + grace, waited + grace, 0.0
-                            continue
-                        raise NoAnswerInTime(waited)
-                    if message.get("id") == message_id and "method" not in message:
-                        error = message.get("error")
-                        if error is not None:
-                            raise _answer_error(error)
-                        return message.get("result")
-                    self._dispatch(message, check)
-            except BaseException as ended:  # a time limit, a cancel: the server is told
-                if not isinstance(ended, AnswerError | ServerGone):
-                    self._cancel_request(message_id)
-                raise
-            finally:
-                self._dispatch_buffered(check)
+            while True:
+                message = self._next(deadline)
+                if message is None:
+                    if grace > 0 and loading():
+                        deadline, waited, grace = deadline + grace, waited + grace, 0.0
+                        continue
+                    raise NoAnswerInTime(waited)
+                if message.get("id") == message_id and "method" not in message:
+                    error = message.get("error")
+                    if error is not None:
+                        raise _answer_error(error)
+                    return message.get("result")
+                self._dispatch(message, check)
+        except BaseException as ended:  # a time limit, a cancel: the server is told
+            if not isinstance(ended, AnswerError | ServerGone):
+                self._cancel_request(message_id)
+            raise
+        finally:
+            self._dispatch_buffered(check)
+            self._idle_reads(True)
+            self._lock.release()
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification; raises ServerGone when the server's stdin is closed."""
@@ -182,8 +185,7 @@ class Channel:
     @contextlib.contextmanager
     def _holding(self, check: Callable[[], None]) -> Iterator[None]:
         """The lock, waited for in slices so that a cancel or a call's limit still counts."""
-        while not self._lock.acquire(timeout=_POLL_SECONDS):
-            check()
+        self._acquire(check)
         try:
             yield
         finally:
@@ -192,18 +194,27 @@ class Channel:
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """The lock, with stdout taken from the idle reader's set while this thread reads."""
-        with self._holding(self._watch.check):
-            self._watch_stdout(False)
-            try:
-                yield
-            finally:
-                self._watch_stdout(True)
+        self._acquire(self._watch.check)
+        self._idle_reads(False)
+        try:
+            yield
+        finally:
+            self._idle_reads(True)
+            self._lock.release()
 
-    def _watch_stdout(self, idle_reads: bool) -> None:
+    def _acquire(self, check: Callable[[], None]) -> None:
+        if not self._lock.acquire(blocking=False):
+            while not self._lock.acquire(timeout=_POLL_SECONDS):
+                check()
+
+    def _idle_reads(self, on: bool) -> None:
+        """Give the idle reader the server's stdout back (`on`), or take it away."""
         if self._eof:
             return
-        with contextlib.suppress(OSError, ValueError):
-            self._idle_set.modify(self._stdout, select.EPOLLIN if idle_reads else 0)
+        try:
+            self._idle_set.modify(self._stdout, select.EPOLLIN if on else 0)
+        except (OSError, ValueError):  # the channel stopped meanwhile
+            log.debug("%s: the idle set was closed", self._name)
 
     def _next(self, deadline: float) -> dict[str, Any] | None:
         """The next message (from the buffer, else the pipe), or None at `deadline`."""
@@ -250,7 +261,12 @@ class Channel:
                 if error.errno in (errno.EPIPE, errno.EBADF):
                     raise ServerGone from None
                 raise
-            check()
+            try:
+                check()
+            except BaseException:
+                if len(view) < len(data):  # half a frame went: the stream cannot go on
+                    self._eof = True
+                raise
             if self._eof and self._process_ended():
                 raise ServerGone
             waiting = select.poll()

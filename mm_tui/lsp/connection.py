@@ -109,9 +109,12 @@ class ServerConnection:
 
     @property
     def exited(self) -> bool:
-        """Whether the process is known to have ended (a dead server is never asked)."""
-        channel = self._channel
-        return channel is None or channel.closed or not self.alive
+        """Whether the process is known to have ended (a dead server is never asked): its
+        stdout closed (the idle reader sees it at once), or it was found ended on the way."""
+        channel, process = self._channel, self.process
+        return (
+            channel is None or channel.closed or process is None or process.returncode is not None
+        )
 
     @property
     def pid(self) -> int | None:
@@ -272,7 +275,7 @@ class ServerConnection:
         on a loaded machine); `initialize` and `shutdown` give their own limit.
         """
         channel = self._channel
-        if channel is None or channel.closed or not self.alive:
+        if channel is None or channel.closed:  # a process that ended is found on the way
             raise ServerFailure(self.exit_reason())
         limit = self.timeouts.request if timeout is None else timeout
         grace = self.timeouts.indexing if timeout is None else 0.0

@@ -81,6 +81,11 @@ class OpenDocuments:
     def is_open(self, key: str) -> bool:
         return key in self._open
 
+    def text_of(self, key: str) -> str | None:
+        """The text the server last received of a file (None when not open)."""
+        known = self._open.get(key)
+        return known[1] if known is not None else None
+
     def version_of(self, key: str) -> int:
         """Our latest version of a file (0 when never sent)."""
         return self._open.get(key, (0, ""))[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,10 +72,17 @@ def _display(path: str, root: str) -> str:
 
 
 class SourceLines:
-    """The lines of the files an answer points into, read through the stat-first reader."""
+    """The lines of the files an answer points into: the text the server has of an open file
+    (synced from disk at the start of the call), else the stat-first reader's."""
 
-    def __init__(self, known: dict[str, str] | None = None, disk: DiskTexts | None = None) -> None:
+    def __init__(
+        self,
+        known: dict[str, str] | None = None,
+        disk: DiskTexts | None = None,
+        sent: Callable[[str], str | None] = lambda key: None,
+    ) -> None:
         self._disk = disk or DiskTexts()
+        self._sent = sent
         self._lines: dict[str, list[str]] = {
             key: shared_lines(text) for key, text in (known or {}).items()
         }
@@ -84,8 +91,41 @@ class SourceLines:
         key = str(path)
         lines = self._lines.get(key)
         if lines is None:
-            lines = self._lines[key] = self._disk.lines(path)
+            text = self._sent(key)
+            lines = shared_lines(text) if text is not None else self._disk.lines(path)
+            self._lines[key] = lines
         return lines[number] if 0 <= number < len(lines) else ""
+
+
+@dataclass(frozen=True)
+class WireLocation:
+    """One item of a location answer as the server counts: real path, line, wire columns."""
+
+    path: Path
+    line: int
+    start: int
+    end_line: int
+    end: int
+
+
+def wire_locations(answer: Any) -> list[WireLocation]:
+    """The items of a definition/references answer (Location, Location[], LocationLink[]),
+    read once; an item of another shape is skipped."""
+    items = answer if isinstance(answer, list) else [answer] if answer else []
+    locations: list[WireLocation] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        uri = item.get("uri", item.get("targetUri"))
+        where = item.get("range", item.get("targetSelectionRange"))
+        if not isinstance(uri, str) or not isinstance(where, dict):
+            continue
+        start, end = _position(where.get("start")), _position(where.get("end"))
+        if start is None:
+            continue
+        end_line, end_units = end if end is not None else (-1, 0)
+        locations.append(WireLocation(path_of_uri(uri), *start, end_line, end_units))
+    return locations
 
 
 def _position(value: Any) -> tuple[int, int] | None:
@@ -101,20 +141,18 @@ def range_start(value: Any) -> tuple[int, int] | None:
     return _position(value.get("start")) if isinstance(value, dict) else None
 
 
-def places_of(answer: Any, sources: SourceLines, encoding: str) -> list[Place]:
-    """The places of a definition/references answer: Location, Location[] or LocationLink[]."""
-    items = answer if isinstance(answer, list) else [answer] if answer else []
-    places: set[Place] = set()
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        uri = item.get("uri", item.get("targetUri"))
-        where = range_start(item.get("range", item.get("targetSelectionRange")))
-        if not isinstance(uri, str) or where is None:
-            continue
-        path = path_of_uri(uri)
-        line, units = where
-        places.add(Place(path, line, from_wire_column(sources.line(path, line), units, encoding)))
+def places_of(
+    locations: Iterable[WireLocation], sources: SourceLines, encoding: str
+) -> list[Place]:
+    """The places of an answer's locations, columns in characters, duplicates removed."""
+    places = {
+        Place(
+            where.path,
+            where.line,
+            from_wire_column(sources.line(where.path, where.line), where.start, encoding),
+        )
+        for where in locations
+    }
     return sorted(places)
 
 

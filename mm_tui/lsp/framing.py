@@ -24,7 +24,7 @@ _JUNK_LIMIT = 1 << 20
 
 def frame(message: dict[str, Any]) -> bytes:
     """One message as the bytes of its frame (ASCII JSON: non-ASCII text stays escaped)."""
-    body = json.dumps(message, default=_plain).encode()
+    body = _encoder().encode(message).encode()
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 
@@ -52,7 +52,7 @@ class FrameReader:
             del buffer[:end]
             self._body_at = -1
             try:
-                message = json.loads(body)
+                message = _DECODER.decode(body.decode("utf-8", "replace"))
             except ValueError:
                 log.debug("a frame that is not JSON was skipped: %r", body[:200])
                 continue
@@ -93,6 +93,15 @@ def _content_length(header: bytes) -> int | None:
     """The header's length field, found even after junk on its line."""
     found = _LENGTH_FIELD.search(header)
     return int(found.group(1)) if found else None
+
+
+_DECODER = json.JSONDecoder()
+
+
+@functools.cache
+def _encoder() -> json.JSONEncoder:
+    """One encoder for every frame (`json.dumps` with `default=` builds one per call)."""
+    return json.JSONEncoder(default=_plain)
 
 
 def _plain(value: Any) -> Any:

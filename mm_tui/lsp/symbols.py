@@ -127,8 +127,10 @@ def _occurrences(text: str, symbol: str, only_line: int | None) -> tuple[Occurre
     return (*code, *comments)
 
 
+@functools.lru_cache(maxsize=256)
 def identifier_at(line: str, column: int) -> str:
-    """The identifier of `line` that contains (or starts at) character `column`, else ""."""
+    """The identifier of `line` that contains (or starts at) character `column`, else "".
+    Remembered: a warm call asks about the same line again and again."""
     for match in _IDENTIFIER.finditer(line):
         if match.start() <= column < max(match.end(), match.start() + 1):
             return match.group()

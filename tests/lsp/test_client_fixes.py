@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from lsprotocol.types import DidSaveTextDocumentParams
 
+from mm_tui.lsp import disk as disk_module
 from mm_tui.lsp.answers import Failed
 from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.defaults import BASEDPYRIGHT
@@ -186,6 +187,28 @@ def test_did_save_follows_each_change_when_the_server_asks_for_it(
     ]
     assert methods[:2] == ["textDocument/didOpen", "textDocument/didChange"]
     assert saved == expected
+
+
+def test_a_warm_call_reads_no_file_and_stats_each_open_document_once(
+    own_workspace: LspWorkspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13: before each request every open document is checked against the disk, by
+    # its stat alone when it did not change: no read, no comparison of its text.
+    old = time.time() - 10  # past disk.py's racy second: trusted from a stat
+    for path in own_workspace.root.glob("*.py"):
+        os.utime(path, (old, old))
+    query = LspQuery("definition", "app.py", symbol="greet")
+    answer = "greetings.py:5:5  def greet(name: str) -> str:"
+    assert text_of(own_workspace.execute(query)) == answer  # opens app.py, then greetings.py
+    reads: list[str] = []
+    stats: list[str] = []
+    real_read, real_stamp = disk_module.read_text, disk_module._stamp
+    monkeypatch.setattr(disk_module, "read_text", lambda p: reads.append(str(p)) or real_read(p))
+    monkeypatch.setattr(disk_module, "_stamp", lambda p: stats.append(str(p)) or real_stamp(p))
+    for _ in range(3):
+        assert text_of(own_workspace.execute(query)) == answer
+    assert reads == []
+    assert sorted(Path(p).name for p in stats) == ["app.py"] * 3 + ["greetings.py"] * 3
 
 
 def test_a_warm_file_rewritten_in_place_with_its_size_and_time_kept_is_sent_again(

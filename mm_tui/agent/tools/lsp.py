@@ -9,6 +9,7 @@ never asks; `rename` writes files, so it asks like `edit_file`.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -197,12 +198,25 @@ def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     path = string_field(fields, NAME, "path")
     return LspQuery(
         action=string_field(fields, NAME, "action"),
-        path=str(resolve_path(ctx.cwd, path)) if path.strip() else "",
+        path=_absolute(ctx.cwd, path) if path.strip() else "",
         symbol=_text(fields.get("symbol")),
         line=integer_field(fields, NAME, "line"),
         column=integer_field(fields, NAME, "column"),
         new_name=_text(fields.get("new_name")),
     )
+
+
+def _absolute(cwd: Path, raw: str) -> str:
+    """`resolve_path`'s answer as text; remembered for a path without `..` or `~`, which it
+    reads from the text alone (a warm call must cost little: issue 13's bench)."""
+    if ".." in raw or "~" in raw:
+        return str(resolve_path(cwd, raw))
+    return _absolute_by_text(cwd, raw)
+
+
+@functools.lru_cache(maxsize=256)
+def _absolute_by_text(cwd: Path, raw: str) -> str:
+    return str(resolve_path(cwd, raw))
 
 
 def _text(value: object) -> str:
