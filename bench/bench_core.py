@@ -5,19 +5,29 @@
   read and json parse (the least any client does), and the openai SDK's typed stream.
 - A runaway-sized tool call: 200 KB of arguments streamed through the core (runaway watch,
   assembly) against the same two baselines.
+- Paced streaming (issue 16): the core alone (`Agent.run_turn`, a sink that drops events)
+  reading a 1,000-token answer at 50 and 200 tokens/s and at wire speed, against the floor of
+  the window's bench (`bench_window_stream`: a bare client reading the same stream raw), both
+  in fresh interpreters, each the process's CPU seconds per 1,000 tokens. The core's client is
+  built before the span, as the window builds it right after its first frame. Aim at 50
+  tokens/s: at most 1.2x the floor, so the window has room.
 - Import: `import mm_tui.agent.agent` in a fresh interpreter against a bare `python -c pass`.
 
-Run `python -m bench.bench_core`.
+Run `python -m bench.bench_core` (`python -m bench.bench_core paced` for the paced rows alone).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.bench_window_stream import ROOT, TOKENS, _child, answer_markdown, scripted_server
 from bench.measure import median_ms, print_rows, row
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
@@ -34,6 +44,8 @@ BASELINES = {
     "typed": "the openai SDK's typed stream",
 }
 IMPORT_NAME = "import the agent core vs bare interpreter start"
+PACED_RATES = (50, 200, 0)
+PACED_NAME = "core alone, streaming {label}: CPU s per 1,000 tokens vs bare SSE read"
 
 
 def answer_text() -> str:
@@ -92,6 +104,59 @@ def bench_import() -> dict:
     return row(IMPORT_NAME, value, baseline)
 
 
+def child_core_stream(base_url: str) -> dict[str, float]:
+    """One turn through the core, in this fresh interpreter; its CPU over the turn."""
+    folder = Path(tempfile.mkdtemp())
+    agent = Agent(
+        Config(base_url=base_url, model="bench-model", context_window=10**6),
+        lambda event: None,
+        folder,
+        store=SessionStore(folder / "sessions"),
+        registry=ToolRegistry(),
+    )
+    _ = agent.client.client  # as the window does right after its first frame
+    cpu, wall = time.process_time(), time.perf_counter()
+    ended = agent.run_turn("go")
+    result = {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
+    if ended.reason != "answered" or len(agent.messages[-1]["content"]) < TOKENS * 4 - 8:
+        raise RuntimeError(f"the turn did not read the whole answer: {ended}")
+    return result
+
+
+def _core_child(base_url: str) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "XDG_DATA_HOME": home, "XDG_STATE_HOME": home, "MM_DEBUG": "",
+               "PYTHONPATH": str(ROOT)}  # fmt: skip
+        output = subprocess.run(
+            [sys.executable, "-m", "bench.bench_core", "core-stream", base_url],
+            capture_output=True, text=True, env=env, cwd=home,
+        )  # fmt: skip
+    lines = output.stdout.strip().splitlines()
+    if output.returncode or not lines:
+        print(f"bench child core-stream failed: {output.stderr[-3000:]}", file=sys.stderr)
+        return {"cpu": float("nan")}
+    print(f"bench child core-stream: {lines[-1]}", file=sys.stderr, flush=True)
+    return json.loads(lines[-1])
+
+
+def bench_paced(rates: tuple[int, ...] = PACED_RATES) -> list[dict]:
+    """The core alone against the bare read of the same paced stream, same server, same run."""
+    rows = []
+    text = answer_markdown()
+    for rate in rates:
+        reply = {"text": text, "chunk_size": 4, "delay": 1 / rate if rate else 0.0}
+        with scripted_server([reply] * 2) as base_url:
+            bare = _child("bare-stream", base_url)
+            core = _core_child(base_url)
+        per = 1000 / TOKENS
+        label = f"at {rate} tokens/s" if rate else "at wire speed"
+        rows.append(
+            row(PACED_NAME.format(label=label), core["cpu"] * per, bare["cpu"] * per,
+                unit="s", max_ratio=1.2 if rate == 50 else None)
+        )  # fmt: skip
+    return rows
+
+
 def run() -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as name, ScriptedServer() as server:
@@ -103,9 +168,13 @@ def run() -> list[dict]:
             tool_calls=[ToolCall("nothing", arguments)], finish_reason="stop", chunk_size=16
         )
         rows += bench_stream(server, tool_reply, TOOL_NAME, folder)
+    rows += bench_paced()
     rows.append(bench_import())
     return rows
 
 
 if __name__ == "__main__":
-    print_rows(run())
+    if sys.argv[1:2] == ["core-stream"]:
+        print(json.dumps(child_core_stream(sys.argv[2])), flush=True)
+        os._exit(0)  # do not wait for the Agent's threads
+    print_rows(bench_paced() if sys.argv[1:2] == ["paced"] else run())

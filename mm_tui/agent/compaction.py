@@ -140,9 +140,13 @@ def compact(
     before = len(conversation.messages)
     signals.set_spinner(WAITING_FOR_MODEL)
     summary = StreamAssembler()
+
+    def take(chunk: dict[str, Any]) -> bool:
+        summary.feed(chunk)
+        return False  # read to the end
+
     try:
-        for chunk in client.stream(summary_request(model, plan.middle), signals.cancel):
-            summary.feed(chunk)
+        client.stream(summary_request(model, plan.middle), signals.cancel, take)
         text = summary.text.strip()
         failure = "" if text else "the model returned an empty summary"
     except ModelFault as fault:

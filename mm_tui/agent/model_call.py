@@ -133,7 +133,7 @@ class ModelCall:
         signals.set_spinner(WAITING_FOR_MODEL)
         assembler = StreamAssembler()
         runaway: str | None = None
-        runaway_where = "generation"
+        runaway_where: Literal["generation", "model"] = "generation"
         request = self.request(model)
         started = time.monotonic()
         first_token: float | None = None
@@ -144,28 +144,34 @@ class ModelCall:
             self.tool_mode,
         )
         watch = StreamWatch()  # the answer and the reasoning, bounded like a call (issue 11)
+
+        def on_chunk(chunk: dict[str, Any]) -> bool:
+            """One chunk, in the stream's reading thread: assembled, said, watched; True
+            stops the stream (a runaway)."""
+            nonlocal first_token, runaway, runaway_where
+            delta = assembler.feed(chunk)
+            if first_token is None and (delta.reasoning or delta.text or delta.tool_call):
+                first_token = time.monotonic()
+                log.debug("model call: first token after %.3fs", first_token - started)
+            if delta.reasoning:
+                signals.set_spinner(THINKING)
+                sink(ReasoningDelta(delta.reasoning))
+            if delta.text:
+                signals.set_spinner(WRITING)
+                sink(TextDelta(delta.text))
+            if (verdict := watch.feed(delta, assembler)).note:
+                sink(Notice("warning", verdict.note))
+            if verdict.stop:
+                runaway, runaway_where = verdict.stop, verdict.where
+                return True
+            if delta.tool_call is not None:
+                signals.set_spinner(COMPOSING_TOOL_CALL)
+                runaway = runaway_error(delta.tool_call)
+                return bool(runaway)
+            return False
+
         try:
-            for chunk in self.client.stream(request, signals.cancel):
-                delta = assembler.feed(chunk)
-                if first_token is None and (delta.reasoning or delta.text or delta.tool_call):
-                    first_token = time.monotonic()
-                    log.debug("model call: first token after %.3fs", first_token - started)
-                if delta.reasoning:
-                    signals.set_spinner(THINKING)
-                    sink(ReasoningDelta(delta.reasoning))
-                if delta.text:
-                    signals.set_spinner(WRITING)
-                    sink(TextDelta(delta.text))
-                if (verdict := watch.feed(delta, assembler)).note:
-                    sink(Notice("warning", verdict.note))
-                if verdict.stop:
-                    runaway, runaway_where = verdict.stop, verdict.where
-                    break
-                if delta.tool_call is not None:
-                    signals.set_spinner(COMPOSING_TOOL_CALL)
-                    runaway = runaway_error(delta.tool_call)
-                    if runaway:
-                        break
+            self.client.stream(request, signals.cancel, on_chunk)
         except Interrupted:
             log.debug("model call interrupted after %.3fs", time.monotonic() - started)
             self._record_partial(assembler)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.support.terminal_text import quoted
+
+if TYPE_CHECKING:
+    from mm_tui.agent.lean_transport import LeanTransport
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +46,6 @@ class Interrupted(Exception):
     """The person interrupted while the model was streaming."""
 
 
-_DONE = object()
-
-
 class ModelClient:
     """One OpenAI-compatible endpoint. Thread-safe for one stream at a time."""
 
@@ -54,18 +54,26 @@ class ModelClient:
         self.timeout = timeout
         self._api_key = api_key or "none"
         self._client: Any = None
+        self._transport: LeanTransport | None = None
 
     @property
     def client(self) -> Any:
         if self._client is None:
             import openai
 
+            from mm_tui.agent.lean_transport import LeanTransport
+
+            self._transport = LeanTransport()
             self._client = openai.OpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 timeout=self.timeout,
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
+                http_client=openai.DefaultHttpxClient(transport=self._transport),
             )
+            # the SDK imports its chat resources on first use (tens of ms of CPU): here, where
+            # the window builds the client, not in the first message's stream
+            _ = self._client.chat.completions
         return self._client
 
     def list_models(self) -> list[str]:
@@ -75,62 +83,80 @@ class ModelClient:
             log.debug("listing the models failed", exc_info=True)
             raise self.describe(exc, model=None) from None
 
-    def stream(self, request: dict[str, Any], cancel: threading.Event) -> Iterator[Any]:
-        """Yield the chunks (plain dicts) of one streamed completion; raise ModelFault or
-        Interrupted.
+    def stream(
+        self,
+        request: dict[str, Any],
+        cancel: threading.Event,
+        on_chunk: Callable[[dict[str, Any]], bool],
+    ) -> None:
+        """Stream one completion: `on_chunk` gets each chunk (a plain dict) as it arrives and
+        returns True to stop reading. Raises ModelFault, Interrupted, or what `on_chunk` raised.
 
-        The HTTP exchange runs in a helper thread feeding a queue, so that an interrupt is
-        noticed at once even while the server sends nothing (a stall, a slow first token).
-        The SSE body is read raw and each chunk parsed with `json`: the same bytes the SDK's
-        typed stream reads, at a ninth of its cost per chunk (a model sends one per token).
+        A helper thread does the HTTP exchange and calls `on_chunk`; this thread waits once,
+        for the end or an interrupt, so an interrupt is noticed at once even while the server
+        sends nothing (a stall, a slow first token), and no thread is woken per chunk beyond
+        the one reading it (issue 16). Once this thread has left on an interrupt, `on_chunk`
+        is never called again. The SSE body is read raw and each chunk parsed with `json`:
+        the same bytes the SDK's typed stream reads, at a ninth of its cost per chunk.
         """
-        chunks: queue.Queue[Any] = queue.Queue(maxsize=1024)
-        holder: dict[str, Any] = {}
+        finished = threading.Event()
+        gate = threading.Lock()  # held around each on_chunk; the interrupt takes it to leave
+        run: dict[str, Any] = {}
 
-        def produce() -> None:
+        def read() -> None:
             try:
                 with self.client.chat.completions.with_streaming_response.create(
                     **request, stream=True
                 ) as response:
-                    holder["response"] = response
+                    run["response"] = response
                     for chunk in sse_chunks(response.iter_lines()):
-                        if cancel.is_set():
-                            break
-                        chunks.put(chunk)
-            except BaseException as exc:  # handed to the consumer, which describes it
+                        with gate:
+                            if run.get("left") or cancel.is_set():
+                                return
+                            try:
+                                if on_chunk(chunk):
+                                    return
+                            except BaseException as exc:  # raised as it is in the caller
+                                log.debug("handling a chunk failed", exc_info=True)
+                                run["chunk_failure"] = exc
+                                return
+            except BaseException as exc:  # handed to the caller, which describes it
                 log.debug("the model stream ended with an exception", exc_info=True)
-                chunks.put(exc)
+                run["failure"] = exc
             finally:
-                chunks.put(_DONE)
+                finished.set()
 
-        producer = threading.Thread(target=produce, name="mm-model-stream", daemon=True)
-        producer.start()
-        try:
-            while True:
-                try:
-                    item = chunks.get(timeout=0.05)
-                except queue.Empty:
-                    if cancel.is_set():
-                        raise Interrupted() from None
-                    continue
-                if item is _DONE:
-                    if cancel.is_set():  # the producer stopped because of the interrupt
-                        raise Interrupted()
-                    return
-                if isinstance(item, BaseException):
-                    if cancel.is_set():
-                        raise Interrupted() from None
-                    raise self.describe(item, model=request.get("model")) from None
-                if cancel.is_set():
-                    raise Interrupted()
-                yield item
-        finally:
-            response = holder.get("response")
-            if response is not None and producer.is_alive():
-                try:
-                    response.close()
-                except Exception:  # closing a broken stream must not hide why it broke
-                    log.debug("closing the model stream failed", exc_info=True)
+        reader = threading.Thread(target=read, name="mm-model-stream", daemon=True)
+        if isinstance(cancel, CancelFlag):
+            with cancel.also_sets(finished):
+                reader.start()
+                finished.wait()
+        else:  # a bare Event cannot wake this thread: look at it now and then
+            reader.start()
+            while not finished.wait(0.05) and not cancel.is_set():
+                pass
+        if cancel.is_set():
+            with gate:
+                run["left"] = True
+            self._stop_reading(reader, run.get("response"))
+            raise Interrupted()
+        if "chunk_failure" in run:
+            raise run["chunk_failure"]
+        if "failure" in run:
+            raise self.describe(run["failure"], model=request.get("model")) from None
+
+    def _stop_reading(self, reader: threading.Thread, response: Any) -> None:
+        """An interrupted stream: its connection shut, so the reader ends and the server
+        stops generating (whether the first byte came or not)."""
+        if not reader.is_alive():
+            return
+        if self._transport is not None and reader.ident is not None:
+            self._transport.abort(reader.ident)
+        if response is not None:
+            try:
+                response.close()
+            except Exception:  # closing a broken stream must not hide why it broke
+                log.debug("closing the model stream failed", exc_info=True)
 
     def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
         """Turn any exception from the client into one line a person can act on."""

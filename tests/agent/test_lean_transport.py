@@ -1,0 +1,128 @@
+"""The lean transport under the `openai` client (issue 16): every answer and every fault reads
+the same through it as through httpx's own transport, and an interrupt ends a request at once,
+whether its first byte came or not."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import openai
+import pytest
+
+from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.turn_signals import CancelFlag
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+
+REQUEST = {"model": "scripted-model", "messages": [{"role": "user", "content": "go"}]}
+TEXT = "An answer in a few chunks, with ünïcode — and more."
+
+REPLIES = {
+    "text": Reply(text=TEXT, chunk_size=3),
+    "reasoning and a tool call": Reply(
+        reasoning="think", tool_calls=[ToolCall("echo", {"text": "hi"}, id="call_1")], chunk_size=5
+    ),
+    "cut stream": Reply(text=TEXT, fault="no_done"),
+    "error event": Reply(text=TEXT, fault="error_event"),
+    "malformed chunk": Reply(text=TEXT, fault="malformed_chunk"),
+    "disconnect mid-stream": Reply(text=TEXT, fault="disconnect"),
+    "401": Reply(status=401, error_body={"error": {"message": "bad key"}}),
+    "400 without an error object": Reply(status=400, error_body={"detail": "no tools"}),
+    "404": Reply(status=404),
+    "429": Reply(status=429),
+    "500": Reply(status=500),
+    "stall before the first byte": Reply(text=TEXT, stall=2.0),
+}
+
+
+def read_all(client: ModelClient, cancel: threading.Event | None = None) -> tuple[list, str]:
+    """The chunks read and the fault line ("" when none)."""
+    chunks: list[dict[str, Any]] = []
+
+    def take(chunk: dict[str, Any]) -> bool:
+        chunks.append({k: v for k, v in chunk.items() if k not in ("id", "created")})
+        return False  # (each reply has its own id and time)
+
+    try:
+        client.stream(REQUEST, cancel or CancelFlag(), take)
+    except ModelFault as fault:
+        return chunks, fault.message
+    return chunks, ""
+
+
+def through_httpx(base_url: str, timeout: float) -> ModelClient:
+    """A ModelClient whose `openai` client keeps httpx's own transport (the former wire)."""
+    client = ModelClient(base_url, "x", timeout=timeout)
+    client._client = openai.OpenAI(base_url=base_url, api_key="x", timeout=timeout, max_retries=0)
+    return client
+
+
+@pytest.mark.parametrize("name", REPLIES)
+def test_every_answer_and_fault_reads_the_same_as_through_httpx(
+    name: str, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(REPLIES[name], REPLIES[name])
+
+    lean = read_all(ModelClient(model_server.base_url, "x", timeout=0.5))
+    former = read_all(through_httpx(model_server.base_url, 0.5))
+
+    assert lean == former
+    assert lean[0] or lean[1]  # something was read or said
+
+
+def test_an_unreachable_server_reads_the_same_as_through_httpx() -> None:
+    url = "http://127.0.0.1:9/v1"  # the discard port: nothing listens
+    lean = read_all(ModelClient(url, "x", timeout=0.5))
+    assert lean == read_all(through_httpx(url, 0.5))
+    assert lean[1] == f"cannot reach the model server at {url} (connection refused) — " + (
+        "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
+    )
+
+
+@pytest.mark.parametrize("when", ["before the first byte", "mid-stream"])
+def test_an_interrupt_ends_the_request_and_its_connection_at_once(
+    when: str, model_server: ScriptedServer
+) -> None:
+    if when == "before the first byte":
+        model_server.enqueue(Reply(text=TEXT, stall=60.0))
+    else:
+        model_server.enqueue(Reply(text="word " * 2000, chunk_size=5, delay=0.05))
+    client = ModelClient(model_server.base_url, "x", timeout=120.0)
+    cancel = CancelFlag()
+    seen: list[dict[str, Any]] = []
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            client.stream(REQUEST, cancel, lambda chunk: bool(seen.append(chunk)))
+        except BaseException as exc:
+            outcome.append(exc)
+
+    turn = threading.Thread(target=run)
+    turn.start()
+    model_server.wait_for_requests(1)
+    if when == "mid-stream":
+        while not seen:
+            threading.Event().wait(0.01)
+    readers = [t for t in threading.enumerate() if t.name == "mm-model-stream"]
+    cancel.set()
+    turn.join(5)
+
+    assert not turn.is_alive() and isinstance(outcome[0], Interrupted)
+    for reader in readers:  # the connection was shut: the reader does not wait for the server
+        reader.join(10)
+        assert not reader.is_alive()
+    count = len(seen)
+    threading.Event().wait(0.2)
+    assert len(seen) == count  # nothing is handed over once the caller has left
+
+
+def test_a_cancel_flag_wakes_what_waits_with_it() -> None:
+    cancel, woken = CancelFlag(), threading.Event()
+    with cancel.also_sets(woken):
+        threading.Timer(0.05, cancel.set).start()
+        assert woken.wait(10)
+    late, already = threading.Event(), CancelFlag()
+    already.set()
+    with already.also_sets(late):
+        assert late.is_set()
