@@ -84,9 +84,9 @@ class ActionContext:
     #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too.
     unsure: list[str] = field(default_factory=lambda: [""])
 
-    @functools.cached_property
+    @property
     def lines(self) -> list[str]:
-        return shared_lines(self.document.text)
+        return shared_lines(self.document.text)  # remembered by text: no lock of a cache
 
     def failed(self, action: str, reason: str) -> Failed:
         return Failed(

@@ -80,8 +80,10 @@ def _identifiers(raw: str) -> list[str]:
     return meaningful or names
 
 
+@functools.lru_cache(maxsize=256)
 def clean_symbol(raw: str) -> str:
-    """The identifier `raw` means (SPEC §4 `symbol`); "" when it holds none."""
+    """The identifier `raw` means (SPEC §4 `symbol`); "" when it holds none. Remembered:
+    a pure function of the text, asked again by every warm call."""
     names = _identifiers(raw)
     return names[0] if names else ""
 

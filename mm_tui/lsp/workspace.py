@@ -16,6 +16,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from mm_tui.lsp import actions
 from mm_tui.lsp.actions import ActionContext
@@ -71,6 +72,7 @@ class LspWorkspace:
         self.root = Path(os.path.realpath(root))
         self.timeouts = timeouts or Timeouts()
         self._watch = CallWatch()
+        self._by_suffix: dict[str, LspServerSpec | None] = {}
         self._connections: dict[tuple[str, Path], ServerConnection] = {}
         self._call_lock = threading.Lock()
         self._disk = DiskTexts()
@@ -166,6 +168,13 @@ class LspWorkspace:
     def _resolve(self, raw: str) -> Path:
         return _resolved(raw, str(self.root))
 
+    def _server_for(self, path: Path) -> LspServerSpec | None:
+        """`server_for`, decided once per extension (the specs do not change)."""
+        suffix = path.suffix
+        if suffix not in self._by_suffix:
+            self._by_suffix[suffix] = server_for(path, self.specs)
+        return self._by_suffix[suffix]
+
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
@@ -191,7 +200,7 @@ class LspWorkspace:
             return Failed(NOT_A_FILE.format(path=shown))
         except OSError as error:
             return Failed(CANNOT_READ.format(path=shown, reason=error.strerror))
-        spec = server_for(path, self.specs)
+        spec = self._server_for(path)
         if spec is None:
             return Failed(NO_SERVER.format(path=shown, configured=self._configured()))
 
@@ -212,8 +221,9 @@ class LspWorkspace:
         connection = self._connection_for(spec, path)
         if isinstance(connection, Failed):
             return connection
+        asked = _Asked(action, path, shown, text, targets, new_name)
         try:
-            return self._ask(connection, action, path, text, targets, new_name, write, before_write)
+            return self._ask(connection, asked, write, before_write)
         except ServerFailure as failure:  # the server died while its files were sent
             return Failed(
                 actions.ACTION_FAILED.format(server=spec.name, action=action, reason=failure)
@@ -222,16 +232,13 @@ class LspWorkspace:
     def _ask(
         self,
         connection: ServerConnection,
-        action: str,
-        path: Path,
-        text: str,
-        targets: list[Occurrence],
-        new_name: str,
+        asked: _Asked,
         write: bool,
         before_write: Callable[[Path], None] | None,
     ) -> Text | Failed:
         """Sync the files, then run the action (SPEC §4: before each request, the disk)."""
-        spec, shown = connection.spec, display_path(path, self.root)
+        action, path, shown, text, targets, new_name = asked
+        spec = connection.spec
         if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
             return Failed(actions.NOT_OFFERED.format(server=spec.name, action=action))
         document = connection.documents.sync(path, text)
@@ -281,6 +288,17 @@ def _stop_quietly(connection: ServerConnection) -> None:
         connection.stop()
     except Exception:  # one server's odd end must not keep the others running
         log.exception("stopping %s failed", connection.name)
+
+
+class _Asked(NamedTuple):
+    """What a call asks, once its file is read and its places found."""
+
+    action: str
+    path: Path
+    shown: str
+    text: str
+    targets: list[Occurrence]
+    new_name: str
 
 
 @functools.lru_cache(maxsize=1024)

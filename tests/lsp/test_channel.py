@@ -45,7 +45,8 @@ class Fake:
     """A workspace over interleaving_server.py in one mode, and the server's log."""
 
     def __init__(self, folder: Path, mode: str) -> None:
-        (folder / "a.py").write_text(SOURCE)
+        padding = "#" * 4_000_000 + "\n" if mode == "flood" else ""  # a 4 MB file to send
+        (folder / "a.py").write_text(SOURCE + padding)
         self.log = folder / "server.log"
         command = (sys.executable, str(FIXTURES / "interleaving_server.py"), mode, str(self.log))
         spec = LspServerSpec(name="interleaving", command=command, extensions=(".py",))
@@ -170,3 +171,15 @@ def test_the_servers_requests_are_answered_while_no_call_is_in_flight(fake: Fake
     assert fake.reply_to("idle-3") == {"jsonrpc": "2.0", "id": "idle-3", "result": None}
     applied = fake.reply_to("idle-4")
     assert applied is not None and applied["result"]["applied"] is False
+
+
+@pytest.mark.parametrize("fake", ["flood"], indirect=True)
+def test_a_big_file_goes_out_while_the_server_floods_us_and_neither_side_blocks(
+    fake: Fake,
+) -> None:
+    # The server writes 4 MB before reading on; the client sends a 4 MB file meanwhile. A
+    # client that only wrote (holding the one reader's place) would wait for ever: both pipes
+    # full. The write reads the server's output as it goes, and the call is answered.
+    assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
+    [opened] = [m for m in fake.received() if m.get("method") == "textDocument/didOpen"]
+    assert opened["params"]["textDocument"]["text"] == len(SOURCE) + 4_000_001
