@@ -12,24 +12,34 @@ usual widgets (compact_lists.py, aligned_table.py). Both honour a column's align
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
+from typing import overload
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from textual.content import Content
-from textual.geometry import Size
+from textual.geometry import Offset, Size
+from textual.selection import Selection
 from textual.strip import Strip
+from textual.style import Style
 from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.widgets.aligned_table import Alignment, cell_alignment, fit_cell
+from mm_tui.widgets.long_runs import (
+    LONG_LIST,
+    LONG_TABLE,
+    MANY_ITEMS,
+    RunParser,
+    folded_token,
+    list_symbols,
+)
 
-#: From this many items (or table rows) on, a list or table is folded into one token.
-MANY_ITEMS = 64
-LONG_LIST = "long_list"
-LONG_TABLE = "long_table"
 _ITEM = ("list_item_open", "paragraph_open", "inline", "paragraph_close", "list_item_close")
 _RENDER_CHUNK = 64  # lines rendered at a time when they come on screen
 
@@ -68,24 +78,6 @@ def _table_rows(tokens: list[Token], start: int) -> tuple[list[list[Token]], lis
     return rows, alignments, at
 
 
-def _symbols(items: list[Token], ordered: bool, bullet: str) -> list[str]:
-    if not ordered:
-        return [bullet] * len(items)
-    try:
-        first = int(items[0].info)
-    except ValueError:
-        first = 1
-    numbers = range(first, first + len(items))
-    width = max(len(f"{number}. ") for number in numbers)
-    return [f"{number}. ".rjust(width + 1) for number in numbers]
-
-
-def _folded(kind: str, token: Token, meta: dict[str, object]) -> Token:
-    folded = Token(kind, token.tag, 0, map=token.map, level=token.level)
-    folded.meta = meta
-    return folded
-
-
 def _fold_long_blocks(state: StateCore) -> None:
     """markdown-it core rule: a long simple list, or a long table, becomes one token."""
     tokens, kept = state.tokens, []
@@ -100,15 +92,17 @@ def _fold_long_blocks(state: StateCore) -> None:
                 items, at = found
                 bullet = Markdown.BULLETS[depth % len(Markdown.BULLETS)]
                 ordered = token.type == "ordered_list_open"
-                symbols = _symbols(items[0::2], ordered, bullet)
-                kept.append(_folded(LONG_LIST, token, {"symbols": symbols, "inlines": items[1::2]}))
+                symbols = list_symbols(items[0::2], ordered, bullet)
+                kept.append(
+                    folded_token(LONG_LIST, token, {"symbols": symbols, "inlines": items[1::2]})
+                )
                 at += 1
                 continue
         elif token.type == "table_open":
             rows, alignments, close = _table_rows(tokens, at)
             if len(rows) > MANY_ITEMS:
                 meta: dict[str, object] = {"rows": rows, "alignments": alignments}
-                kept.append(_folded(LONG_TABLE, token, meta))
+                kept.append(folded_token(LONG_TABLE, token, meta))
                 at = close + 1
                 continue
         elif token.type == "list_item_open":
@@ -122,27 +116,75 @@ def _fold_long_blocks(state: StateCore) -> None:
 
 
 def answer_parser() -> MarkdownIt:
-    """Textual's parser (gfm-like) with long lists and tables folded into one token each."""
-    parser = MarkdownIt("gfm-like")
+    """Textual's parser (gfm-like) with long lists and tables folded into one token each
+    (long plain runs parsed apart: long_runs.py)."""
+    parser = RunParser("gfm-like")
     parser.core.ruler.push("fold_long_blocks", _fold_long_blocks)
     return parser
+
+
+class LazyLines(Sequence[Content]):
+    """A block's lines at one width, each entry's (an item's, a row's) built when first asked
+    for: a 5,000-row table laid out whole took 0.3 s per width, and only a screen of it shows."""
+
+    def __init__(self, counts: Iterable[int], build: Callable[[int], list[Content]]) -> None:
+        """`counts`: how many lines each entry takes; `build(n)`: entry n's lines."""
+        self._starts = list(accumulate(counts, initial=0))
+        self._build = build
+        self._built: dict[int, list[Content]] = {}
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    def _line(self, y: int) -> Content:
+        entry = bisect_right(self._starts, y) - 1
+        lines = self._built.get(entry)
+        if lines is None:
+            lines = self._built[entry] = self._build(entry)
+        return lines[y - self._starts[entry]]
+
+    @overload
+    def __getitem__(self, index: int) -> Content: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Content]: ...
+    def __getitem__(self, index: int | slice) -> Content | list[Content]:
+        if isinstance(index, slice):
+            return [self._line(y) for y in range(*index.indices(len(self)))]
+        y = index + len(self) if index < 0 else index
+        if not 0 <= y < len(self):
+            raise IndexError(index)
+        return self._line(y)
+
+
+def _wrapped(text: Content, room: int) -> list[Content]:
+    """`text` wrapped to `room` cells (a line that fits is itself: Content.wrap gives it back
+    unchanged, at a cost that adds up over thousands of items)."""
+    if text.cell_length <= room and "\t" not in text.plain and "\n" not in text.plain:
+        return [text]
+    return text.wrap(room) or [Content("")]
 
 
 def list_lines(items: list[tuple[str, Content]], width: int) -> list[Content]:
     """`• text` for each (symbol, text), the wrapped lines of each item under its text."""
     lines: list[Content] = []
     for symbol, text in items:
-        wrapped = text.wrap(max(1, width - len(symbol))) or [Content("")]
+        wrapped = _wrapped(text, max(1, width - len(symbol)))
         lines.append(Content.styled(symbol, "$text-primary") + wrapped[0])
         lines.extend(Content(" " * len(symbol)) + line for line in wrapped[1:])
     return lines
 
 
-def table_lines(
+def list_layout(items: list[tuple[str, Content]], width: int) -> LazyLines:
+    """`list_lines`, each item's lines built when first shown."""
+    counts = [len(_wrapped(text, max(1, width - len(symbol)))) for symbol, text in items]
+    return LazyLines(counts, lambda n: list_lines(items[n : n + 1], width))
+
+
+def table_layout(
     rows: list[list[Content]], width: int, alignments: Sequence[Alignment] = ()
-) -> list[Content]:
+) -> LazyLines:
     """The header row in bold, a rule, one line per row, the widest column cut first, each
-    cell aligned as its column's separator says."""
+    cell aligned as its column's separator says; each line built when first shown."""
     columns = max(len(row) for row in rows)
     widths = [max((row[n].cell_length for row in rows if n < len(row)), default=0)
               for n in range(columns)]  # fmt: skip
@@ -163,9 +205,33 @@ def table_lines(
         ]
         return separator.join(padded)
 
-    header, *body = rows
-    rule = Content.styled("─┼─".join("─" * size for size in widths), "$text-muted")
-    return [line(header).stylize("bold"), rule, *(line(row) for row in body)]
+    def build(n: int) -> list[Content]:
+        if n == 0:
+            return [line(rows[0]).stylize("bold")]
+        if n == 1:
+            return [Content.styled("─┼─".join("─" * size for size in widths), "$text-muted")]
+        return [line(rows[n - 1])]
+
+    return LazyLines([1] * (len(rows) + 1), build)
+
+
+def table_lines(
+    rows: list[list[Content]], width: int, alignments: Sequence[Alignment] = ()
+) -> list[Content]:
+    """`table_layout`'s every line."""
+    return list(table_layout(rows, width, alignments))
+
+
+_SPACES = re.compile(r"\s+")
+
+
+def inline_content(block: MarkdownBlock, token: Token) -> Content:
+    """Textual's Content of an inline token; a lone run of text is made at once (Textual's
+    conversion, per token, cost 0.1 s over a 5,000-row table's cells)."""
+    children = token.children
+    if children is not None and len(children) == 1 and children[0].type == "text":
+        return Content(_SPACES.sub(" ", children[0].content))  # as MarkdownBlock does it
+    return block._token_to_content(token)
 
 
 class LineBlock(MarkdownBlock):
@@ -181,15 +247,15 @@ class LineBlock(MarkdownBlock):
 
     def __init__(self, markdown: Markdown, token: Token) -> None:
         super().__init__(markdown, token)
-        self._lines: list[Content] = []
+        self._lines: Sequence[Content] = []
         self._laid_out_at = -1
         self._strips: dict[int, Strip] = {}
 
-    def lay_out(self, width: int) -> list[Content]:
+    def lay_out(self, width: int) -> Sequence[Content]:
         """The block's lines at `width`."""
         raise NotImplementedError
 
-    def _layout(self, width: int) -> list[Content]:
+    def _layout(self, width: int) -> Sequence[Content]:
         if width != self._laid_out_at:
             self._lines, self._laid_out_at = self.lay_out(width), width
             self._strips.clear()
@@ -209,12 +275,51 @@ class LineBlock(MarkdownBlock):
             if not 0 <= y < len(lines):
                 return Strip.blank(width, self.visual_style.rich_style)
             first = y - y % _RENDER_CHUNK
-            chunk = lines[first : first + _RENDER_CHUNK]
+            chunk = self._selected(lines[first : first + _RENDER_CHUNK], first)
             strips = Visual.to_strips(
-                self, Content("\n").join(chunk), width, len(chunk), self.visual_style
+                self, Content("\n").join(chunk), width, len(chunk), self.visual_style,
+                apply_selection=False,
+            )  # fmt: skip
+            # Each cell says where it is in the block: Textual's selection reads it.
+            self._strips.update(
+                (first + n, strip.apply_offsets(0, first + n)) for n, strip in enumerate(strips)
             )
-            self._strips.update(enumerate(strips, first))
         return self._strips[y]
+
+    # -- text selection (as Textual's Log does it) ---------------------------------------
+
+    def _selected(self, chunk: Sequence[Content], first: int) -> list[Content]:
+        """`chunk`'s lines (from line `first`) with the selected part in the selection's
+        colours."""
+        selection = self.text_selection
+        if selection is None:
+            return list(chunk)
+        style = Style.from_styles(self.screen.get_component_styles("screen--selection"))
+        shown = []
+        for n, line in enumerate(chunk):
+            span = selection.get_span(first + n)
+            if span is not None:
+                start, end = span
+                line = line.stylize(style, start, len(line.plain) if end == -1 else end)
+            shown.append(line)
+        return shown
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected lines' text (only those are built)."""
+        lines = self._lines
+        first = selection.start.y if selection.start is not None else 0
+        last = selection.end.y if selection.end is not None else len(lines) - 1
+        text = "\n".join(line.plain for line in lines[first : last + 1])
+        start, end = selection
+        within = Selection(
+            None if start is None else Offset(start.x, 0),
+            None if end is None else Offset(end.x, end.y - first),
+        )
+        return within.extract(text), "\n"
 
 
 class ListLines(LineBlock):
@@ -223,11 +328,11 @@ class ListLines(LineBlock):
     def __init__(self, markdown: Markdown, token: Token) -> None:
         super().__init__(markdown, token)
         inlines: list[Token] = token.meta["inlines"]
-        contents = [self._token_to_content(inline) for inline in inlines]
+        contents = [inline_content(self, inline) for inline in inlines]
         self.items = list(zip(token.meta["symbols"], contents, strict=True))
 
-    def lay_out(self, width: int) -> list[Content]:
-        return list_lines(self.items, width)
+    def lay_out(self, width: int) -> Sequence[Content]:
+        return list_layout(self.items, width)
 
 
 class TableLines(LineBlock):
@@ -236,11 +341,11 @@ class TableLines(LineBlock):
     def __init__(self, markdown: Markdown, token: Token) -> None:
         super().__init__(markdown, token)
         rows: list[list[Token]] = token.meta["rows"]
-        self.rows = [[self._token_to_content(cell) for cell in row] for row in rows]
+        self.rows = [[inline_content(self, cell) for cell in row] for row in rows]
         self.alignments: list[Alignment] = token.meta.get("alignments", [])
 
-    def lay_out(self, width: int) -> list[Content]:
-        return table_lines(self.rows, width, self.alignments)
+    def lay_out(self, width: int) -> Sequence[Content]:
+        return table_layout(self.rows, width, self.alignments)
 
 
 def long_block(markdown: Markdown, token: Token) -> LineBlock | None:

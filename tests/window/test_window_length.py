@@ -24,7 +24,7 @@ from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.long_blocks import ListLines, TableLines
 from mm_tui.widgets.transcript import LIVE_MOST
-from tests.window.conftest import play, wait_for
+from tests.window.conftest import play, settle, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -134,3 +134,32 @@ def _screen(app: Any) -> str:
     """The text on screen, as the screenshot has it."""
     svg = re.sub(r"<[^>]+>", "", app.export_screenshot())
     return html.unescape(svg).replace("\xa0", " ")
+
+
+@pytest.mark.parametrize("kind", ["list", "table"])
+async def test_dragging_over_a_huge_list_or_table_selects_and_copies_its_lines(
+    still_app: Any, kind: str
+) -> None:
+    if kind == "list":
+        text = "All:\n\n" + "".join(f"- item {n}: passed\n" for n in range(1, 5001))
+    else:
+        text = "| # | name |\n|---|---|\n" + "".join(f"| {n} | case {n} |\n" for n in range(5000))
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [TurnStarted("all"), TextDelta(text),
+                           AssistantMessageDone(text, ""), TurnEnded("answered")])  # fmt: skip
+        block_type = ListLines if kind == "list" else TableLines
+        await wait_for(pilot, lambda: bool(app.query(block_type)), "the block is drawn")
+        await settle(pilot)
+        block = app.query_one(block_type)
+        area = block.content_region  # on screen; its top is far above the view
+        top, bottom = 5, 8  # screen rows, from the 3rd character to the 7th (the one under
+        # the pointer is selected, as in any Textual widget)
+        await pilot.mouse_down(offset=(area.x + 2, top))
+        await pilot.hover(offset=(area.x + 6, bottom))
+        await pilot.mouse_up(offset=(area.x + 6, bottom))
+        await pilot.pause()
+        shown = [block._lines[row - area.y].plain for row in range(top, bottom + 1)]
+        expected = "\n".join([shown[0][2:], *shown[1:-1], shown[-1][:7]])
+        assert "case" in expected or "item" in expected
+        assert app.screen.get_selected_text() == expected
