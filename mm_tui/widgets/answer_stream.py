@@ -22,12 +22,14 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual.content import Content
 from textual.geometry import Region, Size
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.widgets.grows_in_place import GrowsInPlace
+from mm_tui.widgets.line_selection import placed, selected_text, with_selection
 from mm_tui.widgets.markdown_lines import (
     APPROXIMATE,
     IncrementalLines,
@@ -170,6 +172,18 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if strip is None:
             if not 0 <= y < self._height:
                 return Strip.blank(width, self.visual_style.rich_style)
-            strip = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style)[0]
-            self._strips[y] = strip
+            (line,) = with_selection(self, self._lines[y : y + 1], y)
+            strips = Visual.to_strips(
+                self, line, width, 1, self.visual_style, apply_selection=False
+            )
+            strip = self._strips[y] = placed(strips[0], y)
         return strip
+
+    # -- text selection (line_selection.py): a finished answer stays this widget ---------
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._strips.clear()
+        self.refresh()
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selected_text(self._lines[: self._height], selection), "\n"

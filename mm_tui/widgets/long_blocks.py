@@ -22,15 +22,15 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from textual.content import Content
-from textual.geometry import Offset, Size
+from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.style import Style
 from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.widgets.aligned_table import Alignment, cell_alignment, fit_cell
+from mm_tui.widgets.line_selection import placed, selected_text, with_selection
 from mm_tui.widgets.long_runs import (
     LONG_LIST,
     LONG_TABLE,
@@ -275,51 +275,24 @@ class LineBlock(MarkdownBlock):
             if not 0 <= y < len(lines):
                 return Strip.blank(width, self.visual_style.rich_style)
             first = y - y % _RENDER_CHUNK
-            chunk = self._selected(lines[first : first + _RENDER_CHUNK], first)
+            chunk = with_selection(self, lines[first : first + _RENDER_CHUNK], first)
             strips = Visual.to_strips(
                 self, Content("\n").join(chunk), width, len(chunk), self.visual_style,
                 apply_selection=False,
             )  # fmt: skip
-            # Each cell says where it is in the block: Textual's selection reads it.
             self._strips.update(
-                (first + n, strip.apply_offsets(0, first + n)) for n, strip in enumerate(strips)
+                (first + n, placed(strip, first + n)) for n, strip in enumerate(strips)
             )
         return self._strips[y]
 
-    # -- text selection (as Textual's Log does it) ---------------------------------------
-
-    def _selected(self, chunk: Sequence[Content], first: int) -> list[Content]:
-        """`chunk`'s lines (from line `first`) with the selected part in the selection's
-        colours."""
-        selection = self.text_selection
-        if selection is None:
-            return list(chunk)
-        style = Style.from_styles(self.screen.get_component_styles("screen--selection"))
-        shown = []
-        for n, line in enumerate(chunk):
-            span = selection.get_span(first + n)
-            if span is not None:
-                start, end = span
-                line = line.stylize(style, start, len(line.plain) if end == -1 else end)
-            shown.append(line)
-        return shown
+    # -- text selection (line_selection.py) ---------------------------------------------
 
     def selection_updated(self, selection: Selection | None) -> None:
         self._strips.clear()
         self.refresh()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        """The selected lines' text (only those are built)."""
-        lines = self._lines
-        first = selection.start.y if selection.start is not None else 0
-        last = selection.end.y if selection.end is not None else len(lines) - 1
-        text = "\n".join(line.plain for line in lines[first : last + 1])
-        start, end = selection
-        within = Selection(
-            None if start is None else Offset(start.x, 0),
-            None if end is None else Offset(end.x, end.y - first),
-        )
-        return within.extract(text), "\n"
+        return selected_text(self._lines, selection), "\n"
 
 
 class ListLines(LineBlock):
