@@ -110,7 +110,7 @@ class LspWorkspace:
         }
 
     def close(self) -> dict[str, int | None]:
-        """Stop every server (shutdown, exit, then the process group) and the loop thread.
+        """Stop every server (shutdown, exit, then the process group) and its readers.
 
         Returns how each server ended: its exit status (0 after a polite stop; negative: the
         signal that ended it), for a log line or a test.
@@ -121,6 +121,8 @@ class LspWorkspace:
         atexit.unregister(self.close)
         self._watch.close()  # a call in progress ends at its next look (≤ 50 ms)
         locked = self._call_lock.acquire(timeout=2 * self.timeouts.stop_step)
+        if locked:
+            self._watch.end()  # no call left to end: the stop's own requests may wait
         try:
             return self._stop_all()
         finally:

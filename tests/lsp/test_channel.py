@@ -183,3 +183,11 @@ def test_a_big_file_goes_out_while_the_server_floods_us_and_neither_side_blocks(
     assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
     [opened] = [m for m in fake.received() if m.get("method") == "textDocument/didOpen"]
     assert opened["params"]["textDocument"]["text"] == len(SOURCE) + 4_000_001
+
+
+@pytest.mark.parametrize("fake", ["interleave"], indirect=True)
+def test_closing_asks_the_server_to_shut_down_and_waits_for_its_answer(fake: Fake) -> None:
+    assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
+    assert fake.workspace.close() == {"interleaving": 0}
+    methods = [m.get("method") for m in fake.received() if "method" in m]
+    assert methods[-2:] == ["shutdown", "exit"]  # shutdown answered, not given up on
