@@ -50,7 +50,7 @@ class DiskTexts:
     def read(self, path: Path | str) -> str:
         """The file's text now; raises OSError like reading it would."""
         key = os.fspath(path)
-        stamp = _stamp(path)
+        stamp = _stamp(key)
         known = self._snapshots.get(key)
         if known is not None and known.trusted and known.stamp == stamp:
             return known.text

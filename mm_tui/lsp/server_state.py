@@ -169,5 +169,6 @@ class ServerState:
     def wait_until_indexed(self, timeout: float) -> None:
         """Wait (bounded) until the server knows the project's files and every progress it
         began has ended: queries asked earlier miss files or get half answers (SPEC §6)."""
-        self.wait_until(lambda: not self.loading, timeout)
-        self._scan_done = None  # its end line never came (another wording?): wait only once
+        if self.loading:
+            self.wait_until(lambda: not self.loading, timeout)
+            self._scan_done = None  # its end line never came (another wording?): wait only once

@@ -73,6 +73,7 @@ class LspWorkspace:
         self.timeouts = timeouts or Timeouts()
         self._watch = CallWatch()
         self._by_suffix: dict[str, LspServerSpec | None] = {}
+        self._root_text = str(self.root)
         self._connections: dict[tuple[str, Path], ServerConnection] = {}
         self._call_lock = threading.Lock()
         self._disk = DiskTexts()
@@ -268,7 +269,7 @@ class LspWorkspace:
 
     def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
-        root = _server_root(str(path), str(self.root), tuple(spec.root_markers))
+        root = _server_root(str(path), self._root_text, tuple(spec.root_markers))
         key = (spec.name, root)
         connection = self._connections.get(key)
         if connection is not None and not connection.exited:
