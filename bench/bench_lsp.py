@@ -39,6 +39,9 @@ REPEATS = 40
 ROUNDS = 5
 WARM_NAME = "lsp definition, warm, {server}: tool vs direct request"
 CPU_NAME = "lsp definition, warm, {server}: client CPU per call, tool vs direct"
+SPLIT_NAME = (
+    "lsp definition, warm, {server}: the tool's CPU around its request vs in it (the request)"
+)
 COLD_NAME = "lsp cold start + first definition, {server}: tool vs direct"
 IMPORT_NAME = "lsp client import (lsprotocol) vs bare interpreter start"
 TARGETS = {WARM_NAME.format(server=name): 1.2 for name in ("pylsp", "basedpyright")}
@@ -184,6 +187,7 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
             direct.definition()
             direct_times.append(_ms(started))
             direct_cpu.append((time.process_time() - cpu) * 1000)
+        around, inside = _split_at_the_request(tool, context)
     finally:
         tool.close()
         direct.stop()
@@ -191,7 +195,35 @@ def bench_server(spec: LspServerSpec, folder: Path) -> list[dict[str, Any]]:
     median = statistics.median
     warm = row(name, median(tool_times), median(direct_times), max_ratio=TARGETS[name])
     cpu_row = row(CPU_NAME.format(server=spec.name), median(tool_cpu), median(direct_cpu))
-    return [warm, cpu_row, row(COLD_NAME.format(server=spec.name), tool_cold, direct_cold)]
+    split = row(SPLIT_NAME.format(server=spec.name), around, inside)
+    return [warm, cpu_row, split, row(COLD_NAME.format(server=spec.name), tool_cold, direct_cold)]
+
+
+def _split_at_the_request(tool: LspTool, context: ToolContext) -> tuple[float, float]:
+    """Median thread CPU (ms) of a warm tool call outside and inside its request, timed at
+    the channel's `request` (wrapped for these calls only)."""
+    from mm_tui.lsp.channel import Channel
+
+    inside: list[float] = []
+    request = Channel.request
+
+    def timed(channel: Channel, *args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return request(channel, *args, **kwargs)
+        finally:
+            inside.append((time.thread_time() - started) * 1000)
+
+    around: list[float] = []
+    Channel.request = timed
+    try:
+        for _ in range(ROUNDS * REPEATS):
+            started = time.thread_time()
+            tool.run(ARGS, context)
+            around.append((time.thread_time() - started) * 1000 - inside[-1])
+    finally:
+        Channel.request = request
+    return statistics.median(around), statistics.median(inside)
 
 
 def bench_import() -> dict[str, Any]:
