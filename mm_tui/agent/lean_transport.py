@@ -4,11 +4,13 @@
 A local model streams one SSE event per token; httpx's pool (httpcore, h11) spends more CPU
 per event than the whole of a bare `http.client` read, CPU the model on the same machine
 needs. This transport sends the request the `openai` client built (its URL, headers and body,
-untouched) and hands the body back as it arrives; the client still makes the request and
-reads the answer, so every status and fault reaches the core as the same `openai` and httpx
-exception as before (`ModelClient.describe`). Each failure is raised as the httpx exception
-httpcore raises for it. `https` URLs and proxies keep httpx's own transport (TLS and proxy
-settings stay exactly as the `openai` client makes them).
+untouched), lets `http.client` read the status and headers, then reads the body from the
+socket itself, an event stream at most 20 times a second while it flows (`_Body`). The client
+still makes the request and reads the answer, so every status and fault reaches the core as
+the same `openai` and httpx exception as before (`ModelClient.describe`): each failure is
+raised as the httpx exception httpcore raises for it, with its words. `https` URLs and proxies
+keep httpx's own transport (TLS and proxy settings stay exactly as the `openai` client makes
+them).
 
 A connection is opened per request and closed with its response: a model call lasts seconds,
 a local connect costs microseconds. `abort` shuts the socket of a request down from another
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import http.client
 import logging
+import select
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import httpx2
@@ -31,6 +35,10 @@ log = logging.getLogger(__name__)
 NO_RESPONSE = "Server disconnected without sending a response."
 CUT_BODY = "peer closed connection without sending complete message body: incomplete chunked read"
 READ_SIZE = 65536
+#: An event stream is read at most this often while it flows (seconds): the window draws at
+#: most 20 frames a second, so a token never waits for a read longer than for its frame.
+PACE = 0.05
+STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: nothing had come
 
 
 class LeanTransport(httpx2.BaseTransport):
@@ -57,7 +65,8 @@ class LeanTransport(httpx2.BaseTransport):
         except BaseException:
             self._forget(owner, sock, connection)
             raise
-        body = _Body(connection, response, lambda: self._forget(owner, sock, connection))
+        release = lambda: self._forget(owner, sock, connection, response)  # noqa: E731
+        body = _Body(connection, response, release, timeouts.get("read"))
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.getheaders()]
         return httpx2.Response(
             response.status,
@@ -74,11 +83,17 @@ class LeanTransport(httpx2.BaseTransport):
             _shut(sock)
 
     def _forget(
-        self, owner: int, sock: socket.socket, connection: http.client.HTTPConnection
+        self,
+        owner: int,
+        sock: socket.socket,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse | None = None,
     ) -> None:
         with self._lock:
             if self._live.get(owner) is sock:
                 del self._live[owner]
+        if response is not None:
+            response.close()
         connection.close()
 
     def close(self) -> None:
@@ -133,7 +148,14 @@ def _exchange(
 
 
 class _Body(httpx2.SyncByteStream):
-    """The response body as it arrives (chunked encoding undone by `http.client`).
+    """The response body as it arrives, read from the socket directly once `http.client` has
+    read the headers (`BodyFraming` undoes the chunked encoding).
+
+    An event stream is read at most every `PACE` while it flows: a model sends one event per
+    token, and waking once per token costs more than the token's own work. After a read, the
+    next waits out the rest of `PACE`, then takes everything that came meanwhile in one go; a
+    stream slower than that (one event per wait) is read as it comes, with no pause. The first
+    bytes are never held back.
 
     The connection is released by the thread reading it: another thread's `close` only shuts
     the socket down (closing a descriptor under a blocked read could hand the reader a reused
@@ -144,32 +166,73 @@ class _Body(httpx2.SyncByteStream):
         connection: http.client.HTTPConnection,
         response: http.client.HTTPResponse,
         release: Callable[[], None],
+        read_timeout: float | None,
     ) -> None:
         self._connection = connection
         self._response = response
         self._release = release
+        self._timeout = read_timeout
         self._reading = False
+        content_type = response.getheader("content-type", "") or ""
+        self._paced = content_type.startswith("text/event-stream")
 
     def __iter__(self) -> Iterator[bytes]:
-        read = self._response.read1
-        failure: httpx2.HTTPError
         self._reading = True
+        failure: httpx2.HTTPError
         try:
-            while data := read(READ_SIZE):
-                yield data
+            yield from self._read()
             return
         except TimeoutError as exc:
             raise httpx2.ReadTimeout(str(exc)) from exc
-        except http.client.IncompleteRead:
-            failure = httpx2.RemoteProtocolError(CUT_BODY)
-        except http.client.HTTPException as exc:
+        except BodyCut as cut:
+            failure = httpx2.RemoteProtocolError(str(cut))
+        except ValueError as exc:  # a malformed chunk size
             raise httpx2.RemoteProtocolError(str(exc)) from exc
-        except (OSError, ValueError) as exc:  # ValueError: the socket was closed under us
+        except OSError as exc:
             raise httpx2.ReadError(str(exc)) from exc
         finally:
             self._reading = False
             self._release()
-        raise failure
+        raise failure  # outside the handler: httpcore's own line, as the root cause
+
+    def _read(self) -> Iterator[bytes]:
+        sock, response = self._connection.sock, self._response
+        framing = BodyFraming(response.chunked, response.length)
+        sock.settimeout(0.0)  # from here the socket is waited on with poll, read without blocking
+        assert response.fp is not None
+        data = response.fp.read1(READ_SIZE)  # what http.client read past the headers
+        wait = _waiter(sock)
+        timeout = self._timeout
+        paced, slow, last = self._paced, True, 0.0
+        while True:
+            if data:
+                if body := framing.feed(data):
+                    yield body
+                if framing.complete:
+                    return
+                full = len(data) == READ_SIZE  # more is waiting (wire speed): no pause
+                if (
+                    paced
+                    and not slow
+                    and not full
+                    and (pause := last + PACE - time.monotonic()) > 0
+                ):
+                    time.sleep(pause)
+            before = time.monotonic()
+            if not wait(timeout):
+                raise TimeoutError("timed out")
+            last = time.monotonic()
+            # slow: bytes come less often than PACE, so a pause would only add a wake-up: it
+            # is set when the wait after a pause still blocked, cleared when one came sooner
+            slow = last - before > (PACE if slow else STILL_WAITED)
+            try:
+                data = sock.recv(READ_SIZE)
+            except BlockingIOError:  # woken with nothing to read after all
+                data = b""
+                continue
+            if not data:
+                framing.end()
+                return
 
     def close(self) -> None:
         """Safe from another thread: shutting the socket down wakes a read blocked on it."""
@@ -179,6 +242,95 @@ class _Body(httpx2.SyncByteStream):
                 _shut(sock)
             return
         self._release()
+
+
+class BodyCut(Exception):
+    """The connection closed before the body's end."""
+
+
+class BodyFraming:
+    """Where a body ends, and its chunked transfer encoding undone (RFC 9112 §7.1), fed the
+    bytes as they arrive. `length` None and not chunked: the body ends with the connection."""
+
+    MAX_LINE = 65536
+
+    def __init__(self, chunked: bool, length: int | None) -> None:
+        self.chunked = chunked
+        self.left = length  # bytes left: of the body (by length), or of the current chunk
+        self.complete = not chunked and length == 0
+        self._pending = b""
+        self._crlf = False  # a chunk's data was read: its CRLF comes next
+        if chunked:
+            self.left = 0
+
+    def feed(self, data: bytes) -> bytes:
+        """The body's bytes in `data` (framing taken out)."""
+        if not self.chunked:
+            if self.left is None:
+                return data
+            data = data[: self.left]
+            self.left -= len(data)
+            self.complete = self.left == 0
+            return data
+        pending = self._pending + data if self._pending else data
+        out: list[bytes] = []
+        at = 0
+        while not self.complete:
+            if self.left:  # inside a chunk's data
+                piece = pending[at : at + self.left]
+                if not piece:
+                    break
+                out.append(piece)
+                at += len(piece)
+                self.left -= len(piece)
+                self._crlf = self.left == 0
+                continue
+            end = pending.find(b"\n", at)
+            if end < 0:
+                if len(pending) - at > self.MAX_LINE:
+                    raise ValueError("a chunk size line longer than 64 KB")
+                break
+            line, at = pending[at:end].strip(), end + 1
+            if self._crlf:  # the empty line that ends a chunk's data
+                self._crlf = False
+                if line:
+                    raise ValueError("chunk data longer than its size")
+                continue
+            size = int(line.split(b";", 1)[0], 16)  # chunk extensions are ignored
+            if size < 0:
+                raise ValueError(f"a negative chunk size: {line!r}")
+            if size == 0:
+                self.complete = True  # trailers, if any, are not read: the connection closes
+            self.left = size
+        self._pending = pending[at:]
+        return out[0] if len(out) == 1 else b"".join(out)
+
+    def end(self) -> None:
+        """The connection closed: fine at the body's end or for a body without a length."""
+        if self.chunked and not self.complete:
+            raise BodyCut(CUT_BODY)
+        if not self.chunked and self.left:
+            raise BodyCut(
+                "peer closed connection without sending complete message body: "
+                f"{self.left} bytes missing"
+            )
+
+
+def _waiter(sock: socket.socket) -> Callable[[float | None], bool]:
+    """Wait until `sock` can be read (or is closed) within a timeout; False when it ran out."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+
+        def poll(timeout: float | None) -> bool:
+            return bool(poller.poll(None if timeout is None else timeout * 1000))
+
+        return poll
+
+    def wait(timeout: float | None) -> bool:
+        return bool(select.select([sock], [], [], timeout)[0])
+
+    return wait
 
 
 def _shut(sock: socket.socket) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +109,8 @@ class ModelClient:
                     **request, stream=True
                 ) as response:
                     run["response"] = response
-                    for chunk in sse_chunks(response.iter_lines()):
+                    encoding = response.http_response.encoding or "utf-8"
+                    for chunk in sse_chunks(response.iter_bytes(), encoding):
                         with gate:
                             if run.get("left") or cancel.is_set():
                                 return
@@ -237,36 +238,52 @@ class ModelClient:
         )
 
 
-def sse_chunks(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-    """The JSON chunks of a server-sent-events body, up to `[DONE]`.
+def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dict[str, Any]]:
+    """The JSON chunks of a server-sent-events body, read as its bytes arrive, up to `[DONE]`.
 
-    An event's `data:` lines are joined (SSE allows several); comments and other fields are
-    skipped. A chunk carrying `error` is a fault reported by the server mid-stream.
+    Lines end at LF, CRLF or CR (a CRLF split between two blocks is one end); an event's
+    `data:` lines are joined (SSE allows several); comments and other fields are skipped. A
+    chunk carrying `error` is a fault reported by the server mid-stream. Bytes are cut into
+    lines before they are decoded (`encoding`, undecodable bytes replaced): no text layer is
+    run per block, since a model sends one block per token.
     """
-    data: list[str] = []
-    for line in _with_final_blank(lines):
-        if line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-            continue
-        if line or not data:
-            continue  # a comment, an `event:`/`id:` field, or a blank line with nothing pending
-        payload, data = "\n".join(data), []
-        if payload.strip() == "[DONE]":
-            return
-        chunk = json.loads(payload)
-        if isinstance(chunk, dict) and chunk.get("error"):
-            error = chunk["error"]
-            message = error.get("message") if isinstance(error, dict) else str(error)
-            raise ModelFault(
-                f"the model server reported an error mid-stream: {quoted(str(message))}"
-            )
-        if isinstance(chunk, dict):
-            yield chunk
+    data: list[bytes] = []
+    rest = b""
+    after_cr = False
+    for block in _with_final_end(blocks):
+        if after_cr and block[:1] == b"\n":
+            block = block[1:]  # the LF of a CRLF whose CR ended the block before
+        after_cr = block[-1:] == b"\r"
+        if rest:
+            block, rest = rest + block, b""
+        lines = block.splitlines()
+        if lines and block[-1:] not in (b"\n", b"\r"):
+            rest = lines.pop()  # a line still arriving
+        for line in lines:
+            if line.startswith(b"data:"):
+                data.append(line[5:].removeprefix(b" "))
+                continue
+            if line or not data:
+                continue  # a comment, an `event:`/`id:` field, or a blank line with nothing pending
+            payload = data[0] if len(data) == 1 else b"\n".join(data)
+            data = []
+            if payload.strip() == b"[DONE]":
+                return
+            chunk = json.loads(payload.decode(encoding, "replace"))
+            if isinstance(chunk, dict):
+                if chunk.get("error"):
+                    error = chunk["error"]
+                    message = error.get("message") if isinstance(error, dict) else str(error)
+                    raise ModelFault(
+                        f"the model server reported an error mid-stream: {quoted(str(message))}"
+                    )
+                yield chunk
 
 
-def _with_final_blank(lines: Iterator[str]) -> Iterator[str]:
-    yield from lines
-    yield ""
+def _with_final_end(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """The blocks, then the end of a last line left open and the blank line ending its event."""
+    yield from blocks
+    yield b"\n\n"
 
 
 def _root_cause(exc: BaseException) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import openai
 import pytest
 
+from mm_tui.agent.lean_transport import BodyCut, BodyFraming
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
@@ -126,3 +127,59 @@ def test_a_cancel_flag_wakes_what_waits_with_it() -> None:
     already.set()
     with already.also_sets(late):
         assert late.is_set()
+
+
+BODY = b'data: {"a": 1}\n\ndata: {"b": "\xc3\xa9"}\n\n' * 3
+
+
+def chunked(body: bytes, sizes: list[int], end: bytes = b"\r\n") -> bytes:
+    """`body` in chunked transfer encoding, cut into pieces of `sizes` (then the rest)."""
+    out, at = b"", 0
+    for size in [*sizes, len(body)]:
+        piece = body[at : at + size]
+        if piece:
+            out += f"{len(piece):x};ext=1".encode() + end + piece + end
+        at += len(piece)
+    return out + b"0" + end + b"Trailer: x" + end + end
+
+
+def framed(framing: BodyFraming, wire: bytes, cuts: list[int]) -> bytes:
+    out, at = b"", 0
+    for cut in [*cuts, len(wire)]:
+        out += framing.feed(wire[at:cut])
+        at = cut
+    return out
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\n"], ids=["CRLF", "LF"])
+def test_a_chunked_body_reads_whole_however_the_reads_cut_it(end: bytes) -> None:
+    wire = chunked(BODY, [1, 7, 30, 2], end) + b"after the end"
+    for cut in range(len(wire) + 1):
+        framing = BodyFraming(chunked=True, length=None)
+        assert framed(framing, wire, [cut]) == BODY, cut
+        assert framing.complete
+    framing = BodyFraming(chunked=True, length=None)
+    assert framed(framing, wire, list(range(len(wire)))) == BODY and framing.complete
+
+
+def test_a_body_cut_before_its_end_is_a_protocol_fault_and_a_bad_size_too() -> None:
+    wire = chunked(BODY, [10])
+    framing = BodyFraming(chunked=True, length=None)
+    assert framing.feed(wire[:25]) and not framing.complete
+    with pytest.raises(BodyCut, match="incomplete chunked read"):
+        framing.end()
+    with pytest.raises(ValueError):
+        BodyFraming(chunked=True, length=None).feed(b"zz\r\nhello\r\n")
+    with pytest.raises(ValueError):
+        BodyFraming(chunked=True, length=None).feed(b"2\r\nhello\r\n")  # data past its size
+
+
+def test_a_body_with_a_length_ends_there_and_one_without_ends_with_the_connection() -> None:
+    framing = BodyFraming(chunked=False, length=5)
+    assert framing.feed(b"hel") == b"hel" and not framing.complete
+    with pytest.raises(BodyCut):
+        framing.end()
+    assert framing.feed(b"lo and more") == b"lo" and framing.complete
+    framing = BodyFraming(chunked=False, length=None)
+    assert framing.feed(b"all of it") == b"all of it" and not framing.complete
+    framing.end()  # the connection's close is the end: no fault

@@ -124,9 +124,9 @@ def test_a_config_error_line_never_quotes_a_huge_value(case: str, tmp_path: Path
 
 def test_a_servers_error_mid_stream_is_one_bounded_line() -> None:
     message = "bad\n" + "X" * 50_000 + "\x1b]0;PWNED\x07"
-    lines = iter(["data: " + json.dumps({"error": {"message": message}}), ""])
+    blocks = iter([b"data: " + json.dumps({"error": {"message": message}}).encode() + b"\n\n"])
     with pytest.raises(ModelFault) as raised:
-        list(sse_chunks(lines))
+        list(sse_chunks(blocks))
     assert len(raised.value.message) < 400 and "\n" not in raised.value.message
     assert "\x1b" not in raised.value.message
 
