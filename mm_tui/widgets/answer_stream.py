@@ -149,7 +149,8 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
             self._layout.extend(self.text)
         self._lines, self._strips = self._layout.lines, {}
         self._height = len(self._lines)  # a layout is under way: every line shows
-        self._grown_at = self.clock()
+        if self._height:  # a gain of lines: the pacing starts here (an empty layout is none,
+            self._grown_at = self.clock()  # or the first lines would wait for no reason)
 
     # -- Textual's side ---------------------------------------------------------------
 

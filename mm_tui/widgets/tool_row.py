@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual import events
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
@@ -266,13 +267,9 @@ class ToolRow(Widget, can_focus=True):
         for widget in widgets:
             widget.add_class("tool-body")
         widgets[0].add_class("-first")
-        mounted = self.mount_all(widgets)
-
-        async def done() -> None:
-            await removed
-            await mounted
-
-        return done()
+        # Optionally awaited (a fold awaits it, a rebuild on an event does not): an unawaited
+        # coroutine here would be dropped with a warning.
+        return AwaitComplete(removed, self.mount_all(widgets))
 
     def _body_widgets(self) -> list[Widget]:
         if self.question is not None:

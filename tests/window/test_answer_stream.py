@@ -182,7 +182,7 @@ async def test_a_paced_answer_gains_lines_only_when_it_may_grow() -> None:
         await answer.add("first line\n\n")
         await answer._flush()
         stream = answer.query_one(AnswerStream)
-        for _ in range(100):  # its first layout, whenever the loop gets to it
+        for _ in range(1500):  # its first layout, whenever the loop gets to it
             if stream.size.height:
                 break
             await pilot.pause(0.02)
