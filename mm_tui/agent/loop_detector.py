@@ -212,11 +212,14 @@ class TextRepetition:
         self._noted_at: int | None = None
         self._looked_at = 0
 
-    def feed(self, text: str) -> str:
-        """ "" while the answer looks sane, "note" once, then the stop error text."""
-        if len(text) < TEXT_WINDOW or len(text) - self._looked_at < TEXT_EVERY:
+    def feed(self, text: str, length: int | None = None) -> str:
+        """ "" while the answer looks sane, "note" once, then the stop error text. `text` may
+        be only the answer's end (its last TEXT_WINDOW characters at least) when `length`
+        gives the whole answer's."""
+        length = len(text) if length is None else length
+        if length < TEXT_WINDOW or length - self._looked_at < TEXT_EVERY:
             return ""
-        self._looked_at = len(text)
+        self._looked_at = length
         tail = text[-TEXT_WINDOW:]
         last = tail[-1]
         pattern = next(
@@ -230,12 +233,10 @@ class TextRepetition:
         if pattern is None:
             return ""
         if self._noted_at is None:
-            self._noted_at = len(text)
+            self._noted_at = length
             return "note"
-        if len(text) - self._noted_at >= TEXT_WINDOW:
-            return TEXT_STOP.format(
-                what=self.what, count=len(text), sample=json.dumps(pattern[:40])
-            )
+        if length - self._noted_at >= TEXT_WINDOW:
+            return TEXT_STOP.format(what=self.what, count=length, sample=json.dumps(pattern[:40]))
         return ""
 
 

@@ -13,7 +13,7 @@ same calls:
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -87,16 +87,28 @@ class StreamDelta:
     tool_call: AssembledCall | None = None  # the call whose arguments grew, if any
 
 
-@dataclass
 class StreamAssembler:
-    """Feed it chunks in order; read `text`, `reasoning`, `calls`, `usage`, `finish_reason`."""
+    """Feed it chunks in order; read `text`, `reasoning`, `calls`, `usage`, `finish_reason`.
 
-    text: str = ""
-    reasoning: str = ""
-    calls: list[AssembledCall] = field(default_factory=list)
-    usage: tuple[int, int] | None = None
-    finish_reason: str | None = None
-    _by_index: dict[int, AssembledCall] = field(default_factory=dict)
+    The text and the reasoning are kept as pieces, joined when read: growing one string a
+    token at a time copies the whole answer per token (a 256 KB answer: gigabytes).
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self.calls: list[AssembledCall] = []
+        self.usage: tuple[int, int] | None = None
+        self.finish_reason: str | None = None
+        self._by_index: dict[int, AssembledCall] = {}
+
+    @property
+    def text(self) -> str:
+        return _joined(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        return _joined(self._reasoning)
 
     def feed(self, chunk: Any) -> StreamDelta:
         delta_out = StreamDelta()
@@ -115,11 +127,11 @@ class StreamAssembler:
                 continue
             reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning") or ""
             if isinstance(reasoning, str) and reasoning:
-                self.reasoning += reasoning
+                self._reasoning.append(reasoning)
                 delta_out.reasoning += reasoning
             content = _get(delta, "content") or ""
             if isinstance(content, str) and content:
-                self.text += content
+                self._text.append(content)
                 delta_out.text += content
             for fragment in _get(delta, "tool_calls", []) or []:
                 delta_out.tool_call = self._feed_tool_call(fragment)
@@ -153,6 +165,13 @@ class StreamAssembler:
     def was_cut(self) -> bool:
         """A stream that ended without a finish_reason was cut (SPEC §3)."""
         return self.finish_reason is None
+
+
+def _joined(pieces: list[str]) -> str:
+    """The pieces as one string, kept joined (the next read costs nothing)."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
 
 
 def made_up_id() -> str:

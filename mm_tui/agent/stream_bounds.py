@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from mm_tui.agent.loop_detector import RUNAWAY_MAX_BYTES, TEXT_NOTE, TextRepetition
+from mm_tui.agent.loop_detector import RUNAWAY_MAX_BYTES, TEXT_NOTE, TEXT_WINDOW, TextRepetition
 from mm_tui.agent.stream import StreamAssembler, StreamDelta
 
 #: The same non-empty piece of text this many times in a row is a runaway (a 1-token loop is
@@ -36,6 +36,7 @@ EMPTY_STOP = (
 )
 REASONING_NOTE = "the reasoning keeps repeating the same text; it is stopped if it goes on"
 SAMPLE_CHARS = 40
+TAIL = 2 * TEXT_WINDOW  # what a part keeps of its text: the repetition watch looks at 1 KB
 
 
 @dataclass(frozen=True)
@@ -62,21 +63,27 @@ class _Part:
         self.what = what
         self.note = note
         self.size = 0
+        self.length = 0  # characters so far
+        self.tail = ""  # the last TAIL characters at least (the whole text is not kept here)
         self.last = ""
         self.same = 0
         self.repetition = TextRepetition(what)
 
-    def feed(self, piece: str, whole: str) -> StreamVerdict:
-        self.size += len(piece.encode("utf-8", "replace"))
+    def feed(self, piece: str) -> StreamVerdict:
+        self.size += len(piece) if piece.isascii() else len(piece.encode("utf-8", "replace"))
+        self.length += len(piece)
+        self.tail += piece
+        if len(self.tail) > 2 * TAIL:
+            self.tail = self.tail[-TAIL:]
         if self.size > RUNAWAY_MAX_BYTES:
-            stop = SIZE_STOP.format(what=self.what, count=len(whole), sample=sample(whole))
+            stop = SIZE_STOP.format(what=self.what, count=self.length, sample=sample(self.tail))
             return StreamVerdict(stop=stop)
         self.same = self.same + 1 if piece == self.last else 1
         self.last = piece
         if self.same >= SAME_CHUNK_LIMIT:
             stop = SAME_CHUNK_STOP.format(what=self.what, times=self.same, sample=sample(piece))
             return StreamVerdict(stop=stop)
-        repeating = self.repetition.feed(whole)
+        repeating = self.repetition.feed(self.tail, self.length)
         if repeating == "note":
             return StreamVerdict(note=self.note)
         return StreamVerdict(stop=repeating) if repeating else _FINE
@@ -93,9 +100,9 @@ class StreamWatch:
     def feed(self, delta: StreamDelta, assembler: StreamAssembler) -> StreamVerdict:
         verdict = _FINE
         if delta.reasoning:
-            verdict = self.reasoning.feed(delta.reasoning, assembler.reasoning)
+            verdict = self.reasoning.feed(delta.reasoning)
         if delta.text and not verdict.stop:
-            answer = self.answer.feed(delta.text, assembler.text)
+            answer = self.answer.feed(delta.text)
             verdict = answer if answer.stop or answer.note else verdict
         if delta.text or delta.reasoning or delta.tool_call is not None:
             self.empty = 0
