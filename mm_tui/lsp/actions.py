@@ -65,9 +65,13 @@ PROVIDERS = {
     "rename": ("renameProvider", "textDocument/rename"),
 }
 REFERENCES_HEADER = "{count} reference(s):"
-EMPTY, IMPORT_ONLY, LOCAL_ONLY = "empty", "import-only", "local-only"
+EMPTY, IMPORT_ONLY, LOCAL_ONLY, STALE = "empty", "import-only", "local-only", "stale"
 #: Doubts that hold while the server is young even when it does not say it is loading.
 _YOUNG_DOUBTS = (IMPORT_ONLY, LOCAL_ONLY)
+#: Error answers that say "ask again": ContentModified and ServerCancelled (LSP 3.17).
+#: rust-analyzer answers ContentModified "content modified" when a change cancelled the
+#: request, and (until 2023) "waiting for cargo metadata or cargo check" while it loaded.
+RETRY_CODES = (-32801, -32802)
 NO_SYMBOLS = "no symbols in {path}"
 
 
@@ -81,7 +85,8 @@ class ActionContext:
     shown: str  # the file's path as the model reads it
     document: SyncedDocument
     #: Set by an answer that looks like a loading server's (see the module's docstring):
-    #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too.
+    #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too,
+    #: STALE (an error answer that says to ask again) always, within the bound.
     unsure: list[str] = field(default_factory=lambda: [""])
 
     @property
@@ -170,6 +175,7 @@ def first_answer(
 ) -> Text | Failed:
     """Try each target until one gives an answer; say why none did (SPEC §4 `symbol`)."""
     first_error: str | None = None
+    stale = False
     for occurrence in targets[:MAX_TRIES]:
         try:
             answer = ask(occurrence)
@@ -177,10 +183,12 @@ def first_answer(
             if failure.final:
                 return context.failed(action, str(failure))
             first_error = first_error or str(failure)
+            stale = stale or failure.code in RETRY_CODES
             continue
         if answer is not None:
             return answer
-    context.unsure[0] = EMPTY  # an error answer or nothing: worth asking again while loading
+    # An error answer or nothing: worth asking again while loading (always, when it said so).
+    context.unsure[0] = STALE if stale else EMPTY
     if first_error is not None:
         return context.failed(action, first_error)
     first = targets[0]
@@ -198,12 +206,16 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
     state.wait_until_indexed(connection.timeouts.indexing)
     deadline: float | None = None
     while True:
-        was_loading = state.loading
+        was_loading, mark = state.loading, state.progress_begun
         context.unsure[0] = ""
         answer = attempt()
         doubtful = bool(context.unsure[0])  # a refusal (read-only file…) is never retried
         young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
-        loading = was_loading or state.loading or young
+        # Progress begun during the attempt counts: rust-analyzer answers null while its
+        # project loads, and may begin saying so only once asked.
+        loading = was_loading or state.loading_since(mark) or young
+        if context.unsure[0] == STALE:
+            loading = True
         if not (doubtful and loading) or connection.exited:
             return answer
         deadline = deadline or time.monotonic() + connection.timeouts.indexing
@@ -274,6 +286,7 @@ def symbols(context: ActionContext) -> Text | Failed:
         try:
             found = context.connection.request("textDocument/documentSymbol", params)
         except ServerFailure as failure:
+            context.unsure[0] = STALE if failure.code in RETRY_CODES else EMPTY
             return context.failed("symbols", str(failure))
         lines = symbol_lines(found)
         context.unsure[0] = "" if lines else EMPTY

@@ -49,9 +49,10 @@ class ServerFailure(Exception):
     limit); an error answer about one place may not hold for another.
     """
 
-    def __init__(self, reason: str, *, final: bool = True) -> None:
+    def __init__(self, reason: str, *, final: bool = True, code: int | None = None) -> None:
         super().__init__(reason)
         self.final = final
+        self.code = code  # the JSON-RPC error code of an error answer
 
 
 @dataclass(frozen=True)
@@ -282,7 +283,7 @@ class ServerConnection:
         try:
             return channel.request(method, params, limit, grace, lambda: self.state.loading)
         except AnswerError as error:
-            raise ServerFailure(error.message, final=False) from None
+            raise ServerFailure(error.message, final=False, code=error.code) from None
         except NoAnswerInTime as late:
             raise ServerFailure(str(late)) from None
         except ServerGone:

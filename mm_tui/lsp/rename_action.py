@@ -1,6 +1,7 @@
 """The `rename` action: the server's edits, checked, written to disk, then told back (SPEC §4).
 
-A rename must never leave broken code behind (issue 13): the columns of its edits are
+A rename must never leave broken code behind (issue 13): the server is asked until its
+whole index stands behind the edits (rename_check.py), the columns of its edits are
 checked against the name they replace (and the server's real encoding adopted when they
 show another), read-only files refuse the whole rename before anything is written, and the
 files are read back after writing — any surprise restores every file and says so.
@@ -15,6 +16,7 @@ from pathlib import Path
 from mm_tui.lsp.actions import ActionContext, first_answer, references, when_ready
 from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.formatting import display_path
+from mm_tui.lsp.rename_check import settled_rename
 from mm_tui.lsp.symbols import Occurrence
 from mm_tui.lsp.workspace_edit import (
     EditRefused,
@@ -59,11 +61,13 @@ def rename(
         references(context, targets)
 
     def ask(occurrence: Occurrence) -> Text | Failed | None:
-        params = {**context.text_position(occurrence), "newName": new_name}
-        edit = connection.request("textDocument/rename", params)
+        answer = settled_rename(context, occurrence, new_name)
+        edit = answer.edit
         old_name = context.name_at(occurrence)
         try:
             files = read_targets(edits_by_file(edit), context.root)
+            if answer.missed:  # an incomplete rename is never written (rename_check.py)
+                raise EditRefused(answer.incomplete_reason(connection.name))
             connection.check_encoding(name_spans(files, new_name), old_name)
             changes = plan_changes(edit, context.root, connection.encoding, (old_name, new_name))
         except EditRefused as refusal:

@@ -67,6 +67,9 @@ class ServerState:
         self.publications: dict[str, Publication] = {}
         self.registrations: dict[str, Registration] = {}
         self._progress: set[str | int] = set()
+        #: How many progress reports ever began: an answer that came while this moved was
+        #: given while the server loaded, even when the report ended before it was read.
+        self.progress_begun = 0
         self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
         self._news = 0  # counts every piece of news, for `wait_for_news`
 
@@ -80,6 +83,12 @@ class ServerState:
     def loading(self) -> bool:
         """Whether the server said it is still loading: progress open or its scan pending."""
         return bool(self._progress) or self._scan_done is not None
+
+    def loading_since(self, mark: int) -> bool:
+        """Whether the server is loading, or began loading since `progress_begun` was `mark`:
+        clangd begins its background index just after the first request, and may end it
+        before the answer given from the partial index is read."""
+        return self.loading or self.progress_begun != mark
 
     def registered(self, method: str) -> bool:
         # A copy first: between calls the channel's idle reader may register meanwhile.
@@ -111,6 +120,7 @@ class ServerState:
             return
         if value.get("kind") == "begin":
             self._progress.add(token)
+            self.progress_begun += 1
         elif value.get("kind") == "end":
             self._progress.discard(token)
         self.signal_change()
