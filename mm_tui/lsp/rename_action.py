@@ -10,11 +10,13 @@ files are read back after writing — any surprise restores every file and says 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from mm_tui.lsp.actions import ActionContext, first_answer, references, when_ready
 from mm_tui.lsp.answers import Failed, Text
+from mm_tui.lsp.connection import ServerConnection, ServerFailure
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.rename_check import settled_rename
 from mm_tui.lsp.symbols import Occurrence
@@ -28,6 +30,8 @@ from mm_tui.lsp.workspace_edit import (
     read_targets,
     write_changes,
 )
+
+log = logging.getLogger(__name__)
 
 RENAMED = "renamed to {new_name}: {edits} edit(s) in {files} file(s)"
 RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
@@ -83,9 +87,7 @@ def rename(
             except OSError as error:
                 reason = f"writing {error.filename}: {error.strerror}"
                 return Failed(RENAME_ROLLED_BACK.format(reason=reason))
-            for change in changes:  # the server sees the renamed code at once
-                connection.disk.forget(change.path)
-                connection.documents.sync(change.path, connection.disk.read(change.path))
+            resync(connection, [change.path for change in changes])
         template = RENAMED if write else RENAME_PREVIEW
         total = sum(change.edit_count for change in changes)
         lines = [template.format(new_name=new_name, edits=total, files=len(changes))]
@@ -98,3 +100,15 @@ def rename(
         return Text("\n".join(lines), diff=diff)
 
     return when_ready(context, lambda: first_answer(context, "rename", targets, ask))
+
+
+def resync(connection: ServerConnection, paths: list[Path]) -> None:
+    """Tell the server the renamed files at once, so the next question sees them. The files
+    are written by now: a server that died meanwhile (it is restarted on the next call and
+    reads them then) must not turn a done rename into a reported failure."""
+    for path in paths:
+        connection.disk.forget(path)
+        try:
+            connection.documents.sync(path, connection.disk.read(path))
+        except (ServerFailure, OSError):
+            log.debug("%s: %s not re-sent after the rename", connection.name, path, exc_info=True)
