@@ -75,7 +75,11 @@ class Channel:
         watch: CallWatch,
         process_ended: Callable[[], bool],
         name: str,
+        pid: int | None = None,
     ) -> None:
+        """`process_ended()` says whether the server's process is gone; with its `pid`, the
+        idle reader also wakes when it ends (a pidfd), so a server whose stdout lives on in a
+        child of its own is still known dead before the next call (SPEC §4: restarted)."""
         self._stdin, self._stdout = stdin, stdout
         os.set_blocking(stdin, False)
         os.set_blocking(stdout, False)
@@ -92,6 +96,9 @@ class Channel:
         self._idle_set.register(stdout, select.EPOLLIN)
         self._wake_read, self._wake_write = os.pipe()
         self._idle_set.register(self._wake_read, select.EPOLLIN)
+        self._pidfd = _pidfd(pid)
+        if self._pidfd is not None:
+            self._idle_set.register(self._pidfd, select.EPOLLIN)
         self._eof = False
         self._stopping = False
         self._idle = threading.Thread(target=self._read_while_idle, name=f"lsp-{name}", daemon=True)
@@ -177,8 +184,9 @@ class Channel:
             self._idle.join(1.0)
         if not self._idle.is_alive():
             self._idle_set.close()
-            os.close(self._wake_read)
-            os.close(self._wake_write)
+            for fd in (self._wake_read, self._wake_write, self._pidfd):
+                if fd is not None:
+                    os.close(fd)
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -343,8 +351,21 @@ class Channel:
                     self._dispatch_buffered(_bound(_IDLE_WRITE_SECONDS))
                 except Exception:
                     log.exception("%s: the idle reader failed", self._name)
+                if not self._eof and self._process_ended() and not self._poll.poll(0):
+                    self._eof = True  # ended, its last words read: nothing more will come
                 if self._eof:
                     return
+
+
+def _pidfd(pid: int | None) -> int | None:
+    """A descriptor that becomes readable when process `pid` ends (Linux 5.3+), if any."""
+    opener = getattr(os, "pidfd_open", None)
+    if pid is None or opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
 
 
 def _bound(seconds: float) -> Callable[[], None]:

@@ -151,6 +151,7 @@ class ServerConnection:
             self._watch,
             lambda: process.poll() is not None,
             self.name,
+            process.pid,
         )
         try:
             result = self.request("initialize", self._initialize_params(), self.timeouts.start)

@@ -10,6 +10,8 @@ flight. The frames themselves are checked byte by byte.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import threading
 import time
@@ -25,7 +27,7 @@ from mm_tui.lsp.framing import FrameReader, frame
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES
+from tests.lsp.conftest import FIXTURES, process_group_members
 
 SOURCE = "def greet(name):\n    return name\n\ngreet('x')\n"
 DEFINITION = LspQuery("definition", "a.py", "greet", line=4)
@@ -191,3 +193,17 @@ def test_closing_asks_the_server_to_shut_down_and_waits_for_its_answer(fake: Fak
     assert fake.workspace.close() == {"interleaving": 0}
     methods = [m.get("method") for m in fake.received() if "method" in m]
     assert methods[-2:] == ["shutdown", "exit"]  # shutdown answered, not given up on
+
+
+@pytest.mark.parametrize("fake", ["orphan"], indirect=True)
+def test_a_server_dead_between_calls_is_restarted_even_when_a_child_keeps_its_stdout(
+    fake: Fake,
+) -> None:
+    assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
+    [pid] = fake.workspace.server_pids().values()
+    os.kill(pid, signal.SIGKILL)  # the server only: its child keeps the pipes open
+    assert eventually(lambda: pid not in process_group_members(pid))
+    time.sleep(0.2)  # no call meanwhile: nothing but the idle reader can notice
+    assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
+    starts = [m for m in fake.received() if m.get("method") == "initialize"]
+    assert len(starts) == 2
