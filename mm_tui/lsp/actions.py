@@ -140,18 +140,18 @@ class ActionContext:
 
     def _open_targets(self, places: list[Place]) -> None:
         documents, disk = self.connection.documents, self.connection.disk
-        closed = {place.path for place in places if not documents.is_open(str(place.path))}
+        closed = {place.path for place in places if not documents.is_open(place.path)}
         if not closed:
             return
         extensions = tuple(e.lower() for e in self.connection.spec.extensions)
         inside = os.path.join(self.real_root, "")
-        for path in sorted(closed)[:_OPENED_PER_ANSWER]:
-            if not str(path).startswith(inside) or path.suffix.lower() not in extensions:
+        for key in sorted(closed)[:_OPENED_PER_ANSWER]:
+            if not key.startswith(inside) or os.path.splitext(key)[1].lower() not in extensions:
                 continue
             try:
-                documents.sync(path, disk.read(path))
+                documents.sync(Path(key), disk.read(key))
             except OSError:
-                log.debug("%s could not be opened on %s", path, self.connection.name, exc_info=True)
+                log.debug("%s could not be opened on %s", key, self.connection.name, exc_info=True)
 
     @functools.cached_property
     def real_root(self) -> str:
@@ -232,7 +232,7 @@ def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> boo
     """Whether every place is an import line of the asked file (a loading server's answer)."""
     key = context.document.key
     return bool(places) and all(
-        str(place.path) == key
+        place.path == key
         and place.line < len(context.lines)
         and _IMPORT_LINE.match(context.lines[place.line]) is not None
         for place in places
@@ -262,7 +262,7 @@ def references(context: ActionContext, targets: list[Occurrence]) -> Text | Fail
             return None
         # Uses in the asked file only, from a server just started: it may not have read the
         # project yet (typescript-language-server, clangd's background index).
-        local = all(str(place.path) == context.document.key for place in places)
+        local = all(place.path == context.document.key for place in places)
         context.unsure[0] = LOCAL_ONLY if local else ""
         header = REFERENCES_HEADER.format(count=len(places))
         lines = location_lines(places, context.root, context.sources())

@@ -61,6 +61,12 @@ def path_of_uri(uri: str) -> Path:
     return real_path(unquote(urlparse(uri).path))
 
 
+@functools.lru_cache(maxsize=4096)
+def key_of_uri(uri: str) -> str:
+    """`path_of_uri` as text: the key documents and publications are kept under."""
+    return str(path_of_uri(uri))
+
+
 class DocumentChannel(Protocol):
     """The part of a server connection documents are sent through (no import cycle)."""
 

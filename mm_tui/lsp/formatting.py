@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mm_tui.lsp.disk import DiskTexts
-from mm_tui.lsp.documents import path_of_uri, real_path
+from mm_tui.lsp.documents import key_of_uri, real_path
 from mm_tui.lsp.text import from_wire_column, shared_lines
 
 _SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
@@ -49,15 +49,15 @@ _SYMBOL_KINDS = [
 
 
 class Place(NamedTuple):
-    """A position to show: the file's real path, 0-based line, 0-based column in characters.
-    A tuple: made, compared and sorted at C speed (a warm call makes one per location)."""
+    """A position to show: the file's real path (as text: the documents' key), 0-based line,
+    0-based column in characters. A tuple: made, compared and sorted at C speed."""
 
-    path: Path
+    path: str
     line: int
     column: int
 
 
-def display_path(path: Path, root: Path) -> str:
+def display_path(path: Path | str, root: Path) -> str:
     """Relative to the project root when inside it, absolute otherwise (SPEC §4)."""
     return _display(os.fspath(path), os.fspath(root))
 
@@ -86,20 +86,21 @@ class SourceLines:
             key: shared_lines(text) for key, text in (known or {}).items()
         }
 
-    def line(self, path: Path, number: int) -> str:
-        key = str(path)
+    def line(self, path: Path | str, number: int) -> str:
+        key = path if isinstance(path, str) else str(path)
         lines = self._lines.get(key)
         if lines is None:
             text = self._sent(key)
-            lines = shared_lines(text) if text is not None else self._disk.lines(path)
+            lines = shared_lines(text) if text is not None else self._disk.lines(key)
             self._lines[key] = lines
         return lines[number] if 0 <= number < len(lines) else ""
 
 
 class WireLocation(NamedTuple):
-    """One item of a location answer as the server counts: real path, line, wire columns."""
+    """One item of a location answer as the server counts: real path (text), line, wire
+    columns."""
 
-    path: Path
+    path: str
     line: int
     start: int
     end_line: int
@@ -114,15 +115,20 @@ def wire_locations(answer: Any) -> list[WireLocation]:
     for item in items:
         if not isinstance(item, dict):
             continue
-        uri = item.get("uri", item.get("targetUri"))
-        where = item.get("range", item.get("targetSelectionRange"))
+        uri = item.get("uri") or item.get("targetUri")
+        where = item.get("range") or item.get("targetSelectionRange")
         if not isinstance(uri, str) or not isinstance(where, dict):
             continue
-        start, end = _position(where.get("start")), _position(where.get("end"))
-        if start is None:
+        start, end = where.get("start"), where.get("end")
+        if not isinstance(start, dict):
             continue
-        end_line, end_units = end if end is not None else (-1, 0)
-        locations.append(WireLocation(path_of_uri(uri), *start, end_line, end_units))
+        line, units = start.get("line"), start.get("character")
+        if not isinstance(line, int) or not isinstance(units, int):
+            continue
+        end_line, end_units = _position(end) or (-1, 0)
+        locations.append(
+            WireLocation(key_of_uri(uri), max(line, 0), max(units, 0), end_line, end_units)
+        )
     return locations
 
 
