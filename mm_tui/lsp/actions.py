@@ -75,9 +75,10 @@ RETRY_CODES = (-32801, -32802)
 NO_SYMBOLS = "no symbols in {path}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class ActionContext:
-    """Everything an action needs about the call."""
+    """Everything an action needs about the call (not frozen: one is made by every call, and
+    a frozen dataclass sets each field through a slow path)."""
 
     connection: ServerConnection
     root: Path

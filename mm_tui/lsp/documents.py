@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
@@ -22,9 +21,8 @@ from mm_tui.lsp.disk import DiskTexts
 _SYNC_NONE = 0  # TextDocumentSyncKind.None: the server wants no changes, only open/close
 
 
-@dataclass(frozen=True)
-class SyncedDocument:
-    """A file as the server now sees it."""
+class SyncedDocument(NamedTuple):
+    """A file as the server now sees it (a tuple: one is made by every call)."""
 
     uri: str
     key: str  # the real path, how publications and documents are looked up

@@ -5,16 +5,16 @@ A light module: the tool declares its schema from it without loading the client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ACTIONS = ("definition", "references", "hover", "symbols", "diagnostics", "rename")
 #: The actions that ask about one place of the file: a symbol, or a line and column.
 POSITIONAL_ACTIONS = ("definition", "references", "hover", "rename")
 
 
-@dataclass(frozen=True)
-class LspQuery:
-    """The fields of one call; `path` relative to the project root, or absolute."""
+class LspQuery(NamedTuple):
+    """The fields of one call; `path` relative to the project root, or absolute. A tuple:
+    made at C speed by every call (a frozen dataclass sets each field through a slow path)."""
 
     action: str
     path: str
