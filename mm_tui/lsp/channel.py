@@ -152,9 +152,11 @@ class Channel:
                 self._cancel_request(message_id)
             raise
         finally:
-            self._dispatch_buffered(check)
-            self._idle_reads(True)
-            self._lock.release()
+            try:
+                self._dispatch_buffered(check)  # what came after the answer, in order
+            finally:
+                self._idle_reads(True)
+                self._lock.release()
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification; raises ServerGone when the server's stdin is closed."""
