@@ -6,7 +6,9 @@
   lines, `json.loads`: the least any client does). The window (its real Agent, spinner and cursor on)
   is measured from submitting the message to the first frame showing the finished answer;
   both as the process's CPU seconds (every thread). Aim at 50 tokens/s: at most 2x the floor.
-  Frames drawn per second while streaming are reported beside it (aim: at most 20).
+  Frames drawn per second while streaming are reported beside it (aim: at most 20). At 50
+  tokens/s it is measured again below 150 finished rows, all mounted (a long session's live
+  window): what the transcript's length still costs a streaming answer.
 - Floors: bare Textual with the window's screen (stream_floor.py) for the same 20 s, idle,
   with a one-cell spinner at 10 Hz, and with the spinner and a followed Line-API text gaining a
   line every 0.4 s: the least a Textual window costs while a model streams.
@@ -41,6 +43,7 @@ TOKENS = 1000
 RATES = (50, 200)
 FIRST_TOKEN_RUNS = 5
 FIRST_WORD = "Firstly"
+ROWS_ABOVE = 150  # mounted rows above the answer: near the block window's most (LIVE_MOST)
 FLOOR_MODES = {
     "idle": "idle",
     "spinner": "a one-cell spinner at 10 Hz",
@@ -155,7 +158,21 @@ def _answer_text(app: Any) -> str:
     return answers.last().source if answers else ""
 
 
-def child_window_stream(base_url: str) -> dict[str, float]:
+async def _finished_rows(app: Any, rows: int) -> None:
+    """`rows` finished bash rows above the answer, all mounted (fewer than LIVE_MOST): the
+    live window of a long session, which every layout of the transcript walks."""
+    from mm_tui.agent.events import ToolFinished, ToolStarted, ToolStatus
+
+    for n in range(rows):
+        title = f"bash pytest -q tests/test_{n}.py"
+        await app.transcript.start_tool(ToolStarted(f"call_{n}", "bash", {}, title))
+        await app.transcript.finish_tool(
+            ToolFinished(f"call_{n}", "bash", title, ToolStatus.DONE, 0.4, "1 passed\n")
+        )
+    await app.transcript.flush()
+
+
+def child_window_stream(base_url: str, rows: int = 0) -> dict[str, float]:
     app = _window_app(base_url)
     result: dict[str, float] = {}
     expected = answer_markdown()[-40:].strip()
@@ -163,6 +180,8 @@ def child_window_stream(base_url: str) -> dict[str, float]:
     async def measure() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: app.turns.port is not None)
+            if rows:
+                await _finished_rows(app, rows)
             await pilot.pause(0.2)
             done_at: list[tuple[float, float]] = []
 
@@ -236,6 +255,7 @@ def bench_cpu() -> list[dict[str, Any]]:
         with scripted_server([reply] * 4) as base_url:
             bare = _child("bare-stream", base_url)
             window = _child("window-stream", base_url)
+            long = _child("window-stream", base_url, str(ROWS_ABOVE)) if rate == 50 else window
         per = 1000 / TOKENS
         label = f"at {rate} tokens/s" if rate else "at wire speed"
         rows.append(
@@ -251,6 +271,11 @@ def bench_cpu() -> list[dict[str, Any]]:
             )  # fmt: skip
         if rate == 50:
             rows += floor_rows(bare["cpu"], window["cpu"])
+            rows.append(
+                row(f"streaming {label} below {ROWS_ABOVE} finished rows: CPU s per 1,000 "
+                    "tokens, window vs bare SSE read", long["cpu"] * per, bare["cpu"] * per,
+                    unit="s")
+            )  # fmt: skip
         else:
             rows.append(
                 row(f"streaming {label}: submit to last frame, window vs bare SSE read",
@@ -329,7 +354,7 @@ def run() -> list[dict[str, Any]]:
 if __name__ == "__main__":
     CHILDREN = {
         "bare-stream": lambda a: child_bare_stream(a[0]),
-        "window-stream": lambda a: child_window_stream(a[0]),
+        "window-stream": lambda a: child_window_stream(a[0], int(a[1]) if a[1:] else 0),
         "first-token-window": lambda a: child_first_token_window(a[0], float(a[1])),
         "first-token-p": lambda a: child_first_token_p(a[0], float(a[1])),
         **{f"floor-{mode}": lambda a, mode=mode: child_floor(mode) for mode in FLOOR_MODES},

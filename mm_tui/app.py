@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -134,14 +133,6 @@ class MMApp(WindowClock):
         yield StatusLine(id="status-line")
         yield PromptInput(self.history, root=self.cwd, id="prompt")
         yield Footer(show_command_palette=False)
-
-    @cached_property  # looked up once: a long replay sends tens of thousands of events
-    def transcript(self) -> Transcript:
-        return self.query_one(Transcript)
-
-    @cached_property
-    def status_line(self) -> StatusLine:
-        return self.query_one(StatusLine)
 
     def on_mount(self) -> None:
         prompt = self.query_one(PromptInput)

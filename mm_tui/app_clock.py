@@ -10,6 +10,7 @@ A base class of `MMApp` (like `WindowPreferences`), so the app module keeps to d
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -31,13 +32,23 @@ class WindowClock(WindowPreferences):
 
     frame: int = 0
 
+    # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
+    # tens of thousands of events, a turn ten ticks a second.
+    @cached_property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @cached_property
+    def status_line(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
     def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
         """The app's turns (is one running, since when) and its bridge (held deltas)."""
         raise NotImplementedError
 
     def start_clock(self) -> None:
         """Tick from now on (not in still mode: snapshots have no motion)."""
-        self.query_one(Transcript).clocked = True
+        self.transcript.clocked = True
         self.set_interval(TICK_SECONDS, self._clock)
 
     def _clock(self) -> None:
@@ -51,17 +62,17 @@ class WindowClock(WindowPreferences):
 
     @on(notes.Ticked)
     async def _tick(self) -> None:
-        if not self.query(StatusLine):  # closing
+        if not self.status_line.is_attached:  # closing
             return
         turns, bridge = self.clocked_parts()
         if bridge.pending:  # deltas held for this tick
             await self.take_events()
         if not turns.running:
             return
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         await transcript.tick()
         self.frame += 1
-        status_line = self.query_one(StatusLine)
+        status_line = self.status_line
         status_line.frame = self.frame
         status_line.elapsed = format_duration(turns.elapsed())
         for row in transcript.running_rows():
