@@ -6,9 +6,10 @@ reactive that lays the whole screen out a second time. The streaming answer, the
 and the followed transcript grow several times a second (issue 16): their lines above stay what
 they were, and the layout that changed their size is already done. So, mixed into them:
 - a gain in height at the same width keeps the drawn lines (the new ones are drawn; the answer
-  repaints the lines whose text changed itself), any other change forgets them as before;
-- no size change asks for a second layout (showing or hiding a scrollbar still lays out: that
-  reactive is Textual's own).
+  repaints the lines whose text changed itself) and asks for no second layout (showing or
+  hiding a scrollbar still lays out: that reactive is Textual's own);
+- any other change (the first size, a new width, a loss of height) is Textual's as before:
+  a widget sized before its content was known gets its height from that second layout.
 
 Private members of Textual, overridden here only: pinned in
 tests/architecture/test_private_apis.py (Textual is pinned exactly in pyproject).
@@ -58,8 +59,11 @@ class GrowsInPlace(_Mixin):
             return super()._size_updated(size, virtual_size, container_size, layout)
         old = self.outer_size
         self._growing = bool(old) and size.width == old.width and size.height >= old.height
-        try:  # `layout=False`: the layout that set this size already ran
-            return super()._size_updated(size, virtual_size, container_size, layout=False)
+        try:  # growing, `layout=False`: the layout that set this size already ran
+            growing = self._growing
+            return super()._size_updated(
+                size, virtual_size, container_size, layout=layout and not growing
+            )
         finally:
             self._growing = False
 
