@@ -50,12 +50,21 @@ class AnswerBlock(GrowsInPlace, Markdown):
         "table_open": AlignedTable,
     }
 
-    def __init__(self, markdown: str = "", *, clocked: bool = False) -> None:
+    def __init__(
+        self,
+        markdown: str = "",
+        *,
+        clocked: bool = False,
+        tail_room: Callable[[], int] | None = None,
+    ) -> None:
         """`clocked`: the window's tick calls `tick()`, so pieces after the first wait for it
-        (the answer and the spinner then move in one frame) instead of a timer of their own."""
+        (the answer and the spinner then move in one frame) instead of a timer of their own.
+        `tail_room`: how tall the streaming answer may stay before it scrolls inside itself
+        (`AnswerStream.tail_room`; the transcript's followed view)."""
         super().__init__(markdown or None, classes="answer", parser_factory=answer_parser)
         self.parts: list[str] = [markdown] if markdown else []
         self.clocked = clocked
+        self.tail_room = tail_room
         self.clock: Callable[[], float] = time.monotonic  # paces the stream's growth
         self._unshown: list[str] = []
         self._stream: AnswerStream | None = None
@@ -104,8 +113,8 @@ class AnswerBlock(GrowsInPlace, Markdown):
         due = self._last_flush + self._interval - FLUSH_SECONDS / 2
         if self._unshown and self._timer is None and time.monotonic() >= due:
             await self._flush()
-        elif self._stream is not None and self._stream.waiting:
-            self._stream.grow()
+        elif self._stream is not None:
+            self._stream.grow()  # waiting lines, or a view that stopped following
 
     async def _flush(self) -> None:
         self._timer = None
@@ -123,6 +132,8 @@ class AnswerBlock(GrowsInPlace, Markdown):
                     self._stream = AnswerStream(
                         self, answer_parser, paced=self.clocked, clock=self.clock
                     )
+                    if self.tail_room is not None:
+                        self._stream.tail_room = self.tail_room
                     await self.mount(self._stream)
                 self._stream.extend(text)
                 self._last_flush = time.monotonic()
@@ -140,8 +151,13 @@ class AnswerBlock(GrowsInPlace, Markdown):
         if self.is_mounted:
             await self._flush()
 
+    def show_lines_above(self) -> int:
+        """The streaming answer's lines above its widget come back; how many there were."""
+        return self._stream.show_lines_above() if self._stream is not None else 0
+
     async def _end_stream(self, stream: AnswerStream) -> None:
         stream.grow(now=True)
+        stream.show_lines_above()
         if not stream.exact and self.is_attached:
             self._stream = None
             with self.app.batch_update():  # the stream's lines give way to Textual's blocks

@@ -10,6 +10,10 @@ widget holding lines (`markdown_lines.py`):
   it gains them at most every `GROW_SECONDS`: each gain scrolls the followed transcript, which
   repaints every line on screen; in between only the lines that changed are repainted;
 - a gain keeps the lines already drawn (`GrowsInPlace`): only the new ones are drawn;
+- once the answer is taller than the followed view (`tail_room`), it stops growing and scrolls
+  inside itself instead: a gain repaints the answer alone, with no layout of the transcript
+  (whose cost grows with every mounted block); its lines above come back
+  (`show_lines_above`) when the person scrolls, the view changes or the answer ends;
 - each line is turned into a `Strip` once, when it first shows.
 """
 
@@ -75,7 +79,11 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         self._lines: list[Content] = []  # what is drawn
         self._height = 0  # lines shown: fewer than `_lines` while a gain waits
         self._grown_at = -GROW_SECONDS
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, Strip] = {}  # by line of the answer
+        self._top = 0  # lines above the widget while the answer scrolls inside itself
+        #: How tall the answer may stay while it scrolls inside itself (0: it grows). The
+        #: transcript says: its view's height and a margin, while the view follows the bottom.
+        self.tail_room: Callable[[], int] = lambda: 0
 
     @property
     def exact(self) -> bool:
@@ -106,10 +114,10 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if not self.is_mounted or not changed:
             return
         if len(lines) < self._height:  # lines gone (rare: a block turned shorter)
-            self._height = len(lines)
+            self._height, self._top = len(lines), 0
             self.refresh(layout=True)
             return
-        shown = [y for y in changed if y < self._height]
+        shown = [y - self._top for y in changed if self._top <= y < self._height]
         if shown:
             width = self._layout.width if self._layout is not None else self.size.width
             self.refresh(*(Region(0, y, width, 1) for y in shown))
@@ -120,17 +128,38 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         """Lines are laid out that are not shown yet (`grow()` shows them)."""
         return len(self._lines) > self._height
 
+    @property
+    def hidden(self) -> int:
+        """Lines above the widget while the answer scrolls inside itself."""
+        return self._top
+
     def grow(self, *, now: bool = False) -> bool:
         """Show every laid-out line, if the last gain was long enough ago (or `now`)."""
+        tall = self._height - self._top  # the widget's height
+        room = 0 if now else self.tail_room()
+        scrolls = 0 < room <= tall  # the followed view shows lines of the answer alone
+        if self._top and not scrolls:
+            self.show_lines_above()  # the view no longer follows, or outgrew the answer
         if len(self._lines) <= self._height:
             return False
         moment = self.clock()
         if self.paced and not now and moment - self._grown_at < GROW_SECONDS:
             return False
+        gained = len(self._lines) - self._height
         self._height, self._grown_at = len(self._lines), moment
-        # The lines above are drawn already (GrowsInPlace); the layout draws the new ones.
-        self.refresh(layout=True, repaint=False)
+        if scrolls:  # every shown line moves up: a repaint of the answer, no layout
+            self._top += gained
+            self.refresh()
+        else:  # the lines above are drawn already (GrowsInPlace); the layout draws the new ones
+            self.refresh(layout=True, repaint=False)
         return True
+
+    def show_lines_above(self) -> int:
+        """Bring back the lines above the widget (a layout); how many there were."""
+        hidden, self._top = self._top, 0
+        if hidden:
+            self.refresh(layout=True)
+        return hidden
 
     def _palette(self) -> Palette:
         app = self.app
@@ -148,7 +177,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if self.text:
             self._layout.extend(self.text)
         self._lines, self._strips = self._layout.lines, {}
-        self._height = len(self._lines)  # a layout is under way: every line shows
+        self._height, self._top = len(self._lines), 0  # a layout is under way: all lines show
         if self._height:  # a gain of lines: the pacing starts here (an empty layout is none,
             self._grown_at = self.clock()  # or the first lines would wait for no reason)
 
@@ -157,7 +186,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width and (self._layout is None or width != self._layout.width):
             self._relayout(width)
-        return self._height
+        return self._height - self._top
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -169,6 +198,9 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         width = self.content_region.width or self.size.width
         if self._layout is None or width != self._layout.width:
             self._relayout(width)
+        # Lines are numbered in the answer, not in the widget: the strips (and the offsets a
+        # selection reads from them) stay right while the answer scrolls inside itself.
+        y += self._top
         strip = self._strips.get(y)
         if strip is None:
             if not 0 <= y < self._height:

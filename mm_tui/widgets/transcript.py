@@ -38,6 +38,11 @@ from mm_tui.widgets.tool_row import ToolRow
 if TYPE_CHECKING:
     from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
 
+#: Lines beyond the view's height the streaming answer keeps while it scrolls inside itself.
+TAIL_MARGIN = 10
+#: Refreshes the view waits for that layout before it moves anyway.
+SHIFT_TRIES = 10
+
 __all__ = ["LIVE_LEAST", "LIVE_MOST", "OPEN_MOUNTED", "REVIVE_BATCH", "Transcript"]
 
 
@@ -108,9 +113,36 @@ class Transcript(GrowsInPlace, BlockWindow):
         if self._answer is None:
             from mm_tui.widgets.answer_blocks import AnswerBlock  # start-up: see its docstring
 
-            self._answer = AnswerBlock(clocked=self.clocked)
+            self._answer = AnswerBlock(clocked=self.clocked, tail_room=self._tail_room)
             await self._add(self._answer)
         await self._answer.add(text)
+
+    def _tail_room(self) -> int:
+        """How tall the streaming answer may stay before it scrolls inside itself, so that its
+        gains lay nothing out (issue 16): while the view follows the bottom, the view's height
+        and a margin (a view grown by less still shows lines of the answer alone); else 0."""
+        if not self.following or self._below:
+            return 0
+        return self.scrollable_content_region.height + TAIL_MARGIN
+
+    def release_anchor(self) -> None:
+        """The person scrolls: an answer scrolling inside itself takes back its lines above,
+        and once they are laid out the view moves down by as many, showing what it showed
+        (moved by the person's scroll)."""
+        super().release_anchor()
+        if self._answer is not None and (hidden := self._answer.show_lines_above()):
+            taller = self.virtual_size.height + hidden
+            self.call_after_refresh(self._shift_view, hidden, taller, SHIFT_TRIES)
+
+    def _shift_view(self, lines: int, taller: int, tries: int, *, laid_out: bool = False) -> None:
+        """Once the lines above are laid out (the transcript `taller`) and the person's own
+        scroll (Textual applies it after a refresh, queued after this) is done, move the view
+        down by `lines`."""
+        if tries and (self.virtual_size.height < taller or not laid_out):
+            laid_out = self.virtual_size.height >= taller
+            self.call_after_refresh(self._shift_view, lines, taller, tries - 1, laid_out=laid_out)
+            return
+        self.scroll_to(y=self.scroll_y + lines, animate=False, immediate=True)
 
     @property
     def streaming(self) -> bool:

@@ -207,12 +207,14 @@ class _Followed(App[None]):
 
 async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repaint_shows() -> None:
     """The answer, its block and the followed transcript keep the lines they drew when the
-    answer gains lines (grows_in_place.py): at every chunk boundary the screen is what drawing
-    every line again shows, and the stream ends as Textual's Markdown draws the answer."""
+    answer gains lines (grows_in_place.py), and once taller than the view the answer scrolls
+    inside itself: at every chunk boundary the screen is what drawing every line again shows,
+    and at the end its lines above come back without moving the view."""
     app = _Followed()
     async with app.run_test(size=(60, 16)) as pilot:
         transcript = app.query_one(Transcript)
         await transcript.add_user_message("go")
+        hidden = 0
         for start in range(0, len(DOCUMENT), 11):
             await transcript.add_text(DOCUMENT[start : start + 11])
             await transcript.flush()
@@ -226,7 +228,50 @@ async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repa
                 widget.refresh()
             await pilot.pause()
             assert _screen(app) == shown, f"after {DOCUMENT[: start + 11][-20:]!r}"
+            hidden = max(hidden, answer.query_one(AnswerStream).hidden)
+        assert hidden  # taller than the view, the answer scrolled inside itself
         assert transcript.scroll_y == transcript.max_scroll_y > 0  # followed, and scrolled
+        before = [_plain(row) for row in _screen(app)]
+        await answer.finish()  # its lines above come back; the view still shows the bottom
+        await pilot.pause()
+        await pilot.pause()
+        assert answer.query_one(AnswerStream).hidden == 0
+        assert [_plain(row) for row in _screen(app)] == before
+
+
+async def test_scrolling_up_while_the_answer_scrolls_inside_itself_moves_the_view_one_line() -> (
+    None
+):
+    app = _Followed()
+    async with app.run_test(size=(60, 16)) as pilot:
+        transcript = app.query_one(Transcript)
+        for start in range(0, len(DOCUMENT), 11):
+            await transcript.add_text(DOCUMENT[start : start + 11])
+            await transcript.flush()
+            answer = transcript._answer  # pyright: ignore[reportPrivateUsage]
+            assert answer is not None
+            await answer._flush()  # pyright: ignore[reportPrivateUsage]
+            await pilot.pause()
+        stream = answer.query_one(AnswerStream)
+        assert stream.hidden
+        before = [_plain(row) for row in _screen(app)]
+        transcript.scroll_up(animate=False)  # as a wheel or a key does: the anchor lets go
+        for _ in range(4):
+            await pilot.pause()
+        after = [_plain(row) for row in _screen(app)]
+        assert stream.hidden == 0
+        assert after[1:] == before[:-1]  # every line one row lower, nothing else moved
+        await transcript.add_text("\nA new paragraph, below the view.\n")
+        await answer._flush()  # pyright: ignore[reportPrivateUsage]
+        await pilot.pause()
+        assert stream.hidden == 0  # the view reads further up: the answer grows as before
+        assert [_plain(row) for row in _screen(app)] == after
+
+
+def _plain(row: list[Any]) -> str:
+    """A row's characters but the scrollbar's and the transcript's right padding (the thumb
+    moves when the answer's lines above come back)."""
+    return "".join(cell[0] for cell in row[:-2])
 
 
 class _Target:
