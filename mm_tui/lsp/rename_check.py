@@ -17,7 +17,9 @@ A server without references, or whose references fail, is trusted as before.
 
 from __future__ import annotations
 
+import bisect
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +126,7 @@ def missed_places(
     """
     real_root = Path(context.real_root)
     encoding = context.connection.encoding
+    ranges = {path: sorted(_ranges(file_edits)) for path, file_edits in edits.items()}
     checked = 0
     missed: list[tuple[str, int, int]] = []
     for path, where in _locations(references):
@@ -138,7 +141,7 @@ def missed_places(
         if text[first : from_wire_column(text, end, encoding)] != old_name:
             continue
         checked += 1
-        if not any(_touches(edit_range, where) for edit_range in _ranges(edits.get(path, []))):
+        if not _touched(ranges.get(path, []), where):
             missed.append((display_path(path, context.root), line + 1, first + 1))
     return [f"{shown}:{line}:{column}" for shown, line, column in sorted(set(missed))], checked
 
@@ -171,6 +174,13 @@ def _position(value: Any) -> Position | None:
         if isinstance(line, int) and isinstance(character, int):
             return line, character
     return None
+
+
+def _touched(ranges: list[Range], name: Range) -> bool:
+    """Whether one of a file's edit ranges (sorted) touches `name`: only the last few that
+    start before its end can (a huge rename must not compare every pair)."""
+    after = bisect.bisect_right(ranges, (name[1], (sys.maxsize, sys.maxsize)))
+    return any(_touches(edit, name) for edit in ranges[max(0, after - 3) : after])
 
 
 def _touches(edit: Range, name: Range) -> bool:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from mm_tui.lsp.documents import path_of_uri
 from mm_tui.lsp.encoding_check import Span
@@ -59,17 +60,37 @@ def edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
             document = change.get("textDocument")
             uri = document.get("uri") if isinstance(document, dict) else None
             if isinstance(uri, str):
-                by_file.setdefault(path_of_uri(uri), []).extend(_edit_list(change.get("edits")))
+                by_file.setdefault(_file_of(uri), []).extend(_edit_list(change.get("edits")))
         return by_file
     changes = answer.get("changes")
     if isinstance(changes, dict):
         for uri, edits in changes.items():
-            by_file.setdefault(path_of_uri(uri), []).extend(_edit_list(edits))
+            by_file.setdefault(_file_of(str(uri)), []).extend(_edit_list(edits))
     return by_file
+
+
+def _file_of(uri: str) -> Path:
+    """The real path of an edit's `file://` URI; any other scheme (`untitled:`, `https:`)
+    names no file on disk: a relative path read from it would land in mm-tui's folder."""
+    if urlparse(uri).scheme != "file":
+        raise EditRefused(f"the server wanted to edit {uri}, which is not a file on disk")
+    return path_of_uri(uri)
 
 
 def _edit_list(edits: Any) -> list[dict[str, Any]]:
     return [edit for edit in edits if isinstance(edit, dict)] if isinstance(edits, list) else []
+
+
+def _wire_position(value: Any) -> tuple[int, int]:
+    """A range end's line and column, which must be whole numbers from 0: a negative line
+    would count from the end of the file (Python's indexing) and edit the wrong place."""
+    line = value.get("line") if isinstance(value, dict) else None
+    character = value.get("character") if isinstance(value, dict) else None
+    for number in (line, character):
+        if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+            raise EditRefused("the server sent an edit with an invalid range")
+    assert isinstance(line, int) and isinstance(character, int)
+    return line, character
 
 
 def _span(edit: dict[str, Any], text: str, starts: list[int], encoding: str) -> tuple[int, int]:
@@ -78,28 +99,31 @@ def _span(edit: dict[str, Any], text: str, starts: list[int], encoding: str) -> 
     end = where.get("end") if isinstance(where, dict) else None
     if not (isinstance(start, dict) and isinstance(end, dict)):
         raise EditRefused("the server sent an edit without a range")
-    begin = offset_of(
-        text, starts, int(start.get("line", 0)), int(start.get("character", 0)), encoding
-    )
-    finish = offset_of(
-        text, starts, int(end.get("line", 0)), int(end.get("character", 0)), encoding
-    )
+    begin = offset_of(text, starts, *_wire_position(start), encoding)
+    finish = offset_of(text, starts, *_wire_position(end), encoding)
     if finish < begin:
         raise EditRefused("the server sent an edit whose range ends before it starts")
     return begin, finish
 
 
 def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> str:
-    """`text` with `edits` applied from its end to its start; overlapping edits are refused."""
+    """`text` with `edits` applied as if from its end to its start (each range read in the
+    original text); an edit listed twice counts once, overlapping edits are refused. Built
+    from pieces in one pass: a rename of 100,000 places must not copy the file each time."""
     starts = line_starts(text)
-    spans = [(*_span(edit, text, starts, encoding), str(edit.get("newText", ""))) for edit in edits]
-    spans.sort(key=lambda span: (span[0], span[1]))
+    spans = sorted(
+        {(*_span(edit, text, starts, encoding), str(edit.get("newText", ""))) for edit in edits}
+    )
     for before, after in zip(spans, spans[1:], strict=False):
         if after[0] < before[1]:
             raise EditRefused("the server sent overlapping edits")
-    for begin, finish, new in reversed(spans):
-        text = text[:begin] + new + text[finish:]
-    return text
+    pieces: list[str] = []
+    kept = 0
+    for begin, finish, new in spans:
+        pieces += (text[kept:begin], new)
+        kept = finish
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
 
 def plan_changes(
@@ -207,6 +231,7 @@ def write_changes(
                 continue
             if before_write is not None:
                 before_write(change.path)  # the agent keeps the file for `/undo`
+            _check_unchanged(change)
             write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
             written.append(change)
         for change in written:
@@ -218,6 +243,17 @@ def write_changes(
 
 class RenameFailed(Exception):
     """A written file is not what the rename meant; `str()` says which and why."""
+
+
+def _check_unchanged(change: FileChange) -> None:
+    """The file is still what the edits were planned on: one deleted or rewritten since
+    (an editor, a build) is not written over, nor brought back to life."""
+    try:
+        now = change.path.read_bytes().decode("utf-8", "surrogateescape")
+    except FileNotFoundError:
+        raise RenameFailed(f"{change.path.name} was deleted before the rename wrote it") from None
+    if now != change.old_text:
+        raise RenameFailed(f"{change.path.name} changed on disk before the rename wrote it")
 
 
 def _check_written(change: FileChange, new_name: str) -> None:

@@ -7,6 +7,7 @@ Expected answers are computed from the fixture files themselves: a place is
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mm_tui.lsp.answers import Text
+from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import text_of
@@ -137,12 +138,21 @@ def test_diagnostics_of_the_clean_main_file_say_clean(
     assert answer.startswith(f"no diagnostics: {server.main} is clean"), answer
 
 
-def test_rename_across_the_two_files_is_right_on_disk(
+def test_rename_across_the_two_files_is_refused_on_a_read_only_file_then_right_on_disk(
     own: LspWorkspace, server: RealServer
 ) -> None:
     root = own.root
     main_before = (root / server.main).read_text()
     library_before = (root / server.library).read_text().splitlines()
+    # First with the main file read-only: refused as edit_file refuses it, nothing written.
+    os.chmod(root / server.main, 0o444)
+    refused = own.execute(LspQuery("rename", server.library, "greet", new_name="salute"))
+    assert refused == Failed(
+        f"[lsp: rename refused: {server.main} is read-only (mode 444) — nothing was written]"
+    )
+    assert (root / server.main).read_text() == main_before
+    assert (root / server.library).read_text().splitlines() == library_before
+    os.chmod(root / server.main, 0o644)
     answer = own.execute(LspQuery("rename", server.library, "greet", new_name="salute"))
     assert isinstance(answer, Text), answer
     assert re.match(r"renamed to salute: \d+ edit\(s\) in 2 file\(s\)\n", answer.text)
@@ -152,7 +162,7 @@ def test_rename_across_the_two_files_is_right_on_disk(
     assert library_after[number - 1] == WORD.sub("salute", library_before[number - 1])
 
 
-def test_a_file_changed_by_bash_between_two_calls_is_resent(
+def test_a_file_changed_by_bash_then_by_an_editor_between_calls_is_resent(
     own: LspWorkspace, server: RealServer
 ) -> None:
     # The library was never asked about, only pointed at by an answer; bash then inserts
@@ -173,3 +183,10 @@ def test_a_file_changed_by_bash_between_two_calls_is_resent(
     )
     path, number, rest = definition_place(server).split(":", 2)
     assert ask(own, "definition", server.main, symbol="greet") == f"{path}:{int(number) + 3}:{rest}"
+    # Then the person's editor saves it as vim and most editors do: a new file renamed over
+    # the old one (a new inode), two more lines at its top.
+    library = root / server.library
+    saved = library.with_name(f".{library.name}.swp")
+    saved.write_text(f"{comment} four\n{comment} five\n" + library.read_text())
+    os.replace(saved, library)
+    assert ask(own, "definition", server.main, symbol="greet") == f"{path}:{int(number) + 5}:{rest}"

@@ -9,6 +9,7 @@ import pytest
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
 from mm_tui.lsp.workspace_edit import (
     EditRefused,
+    RenameFailed,
     apply_text_edits,
     plan_changes,
     write_changes,
@@ -105,3 +106,95 @@ def test_writing_keeps_the_mode_and_undecodable_bytes(tmp_path: Path) -> None:
     assert target.read_bytes() == b"label = 1  # caf\xe9\n"
     assert target.stat().st_mode & 0o777 == 0o751
     assert [p.name for p in tmp_path.iterdir()] == ["tool.py"]
+
+
+# ---- a hostile server's WorkspaceEdit (issue 13's attacks) ---------------------------------
+
+
+def test_a_symlink_in_the_project_pointing_out_of_it_is_not_a_way_out(tmp_path: Path) -> None:
+    project, secret = tmp_path / "project", tmp_path / "secret.py"
+    project.mkdir()
+    secret.write_text("name = 2\n")
+    (project / "link.py").symlink_to(secret)
+    answer = {"changes": {(project / "link.py").as_uri(): [edit(0, 0, 4, "renamed")]}}
+    with pytest.raises(EditRefused, match="outside the project root"):
+        plan_changes(answer, project, UTF16)
+    assert secret.read_text() == "name = 2\n"
+    assert (project / "link.py").is_symlink()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"start": {"line": -1, "character": 0}, "end": {"line": -1, "character": 4}},
+        {"start": {"line": 0, "character": -3}, "end": {"line": 0, "character": 4}},
+        {"start": {"line": "0", "character": 0}, "end": {"line": 0, "character": 4}},
+        {"start": {"line": 0, "character": True}, "end": {"line": 0, "character": 4}},
+    ],
+)
+def test_an_edit_with_a_negative_or_non_numeric_position_is_refused(
+    tmp_path: Path, where: dict[str, object]
+) -> None:
+    # A line of -1 would be the last line (Python indexing): the wrong place, silently.
+    path = tmp_path / "a.py"
+    path.write_text("name = 1\nlast = 2\n")
+    answer = {"changes": {path.as_uri(): [{"range": where, "newText": "renamed"}]}}
+    with pytest.raises(EditRefused, match="an invalid range"):
+        plan_changes(answer, tmp_path, UTF16)
+
+
+@pytest.mark.parametrize("uri", ["untitled:a.py", "https://example.com/a.py", "a.py"])
+def test_an_edit_to_something_not_a_file_is_refused(tmp_path: Path, uri: str) -> None:
+    (tmp_path / "a.py").write_text("name = 1\n")
+    with pytest.raises(EditRefused, match="not a file on disk"):
+        plan_changes({"changes": {uri: [edit(0, 0, 4, "renamed")]}}, tmp_path, UTF16)
+    assert (tmp_path / "a.py").read_text() == "name = 1\n"
+
+
+def test_an_edit_listed_twice_is_applied_once() -> None:
+    twice = [edit(0, 0, 4, "renamed"), edit(0, 0, 4, "renamed")]
+    assert apply_text_edits("name = 1\n", twice, UTF16) == "renamed = 1\n"
+
+
+def test_a_huge_rename_is_applied_in_one_pass(tmp_path: Path) -> None:
+    # 100,000 edits in a 1.1 MB file: applied one by one, each copying the file, this took
+    # minutes; the result is built from pieces once.
+    path = tmp_path / "big.py"
+    count = 100_000
+    path.write_text("greet(1)\n" * count)
+    edits = [edit(line, 0, 5, "salute") for line in range(count)]
+    [change] = plan_changes({"changes": {path.as_uri(): edits}}, tmp_path, UTF16)
+    assert change.new_text == "salute(1)\n" * count
+    assert change.edit_count == count
+
+
+def test_a_file_deleted_between_the_plan_and_the_write_is_not_brought_back(
+    tmp_path: Path,
+) -> None:
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text("greet = 1\n")
+    second.write_text("greet = 2\n")
+    answer = {"changes": {p.as_uri(): [edit(0, 0, 5, "salute")] for p in (first, second)}}
+    changes = plan_changes(answer, tmp_path, UTF16, ("greet", "salute"))
+
+    def meanwhile(path: Path) -> None:
+        if path == second:
+            second.unlink()  # the person's editor, or `git checkout`, removes it
+
+    with pytest.raises(RenameFailed, match="b.py was deleted before the rename wrote it"):
+        write_changes(changes, "salute", meanwhile)
+    assert first.read_text() == "greet = 1\n"  # restored
+    assert not second.exists()
+
+
+def test_a_file_rewritten_between_the_plan_and_the_write_is_not_written_over(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.py"
+    path.write_text("greet = 1\n")
+    answer = {"changes": {path.as_uri(): [edit(0, 0, 5, "salute")]}}
+    changes = plan_changes(answer, tmp_path, UTF16, ("greet", "salute"))
+    path.write_text("greet = 1\nnew_work = 2\n")
+    with pytest.raises(RenameFailed, match="a.py changed on disk before the rename wrote it"):
+        write_changes(changes, "salute")
+    assert path.read_text() == "greet = 1\nnew_work = 2\n"
