@@ -231,6 +231,8 @@ class ToolRow(Widget, can_focus=True):
             change, self._body_change = self._body_change, None
             if change is not None:
                 await change
+            if isinstance(self.parent, Widget):  # the blocks below moved: draw them again,
+                self.parent.refresh()  # even while the transcript grows in place (streaming)
 
     def action_open_output(self) -> None:
         """Ctrl+O: the whole output, full screen, with search."""

@@ -69,6 +69,12 @@ class Transcript(GrowsInPlace, BlockWindow):
         #: The window ticks and calls `tick()`: a streaming answer draws on its ticks.
         self.clocked = False
 
+    @property
+    def grows_in_place(self) -> bool:
+        """Only while an answer streams at the bottom: a block above that changes its height
+        (a row folded) moves every line below it, and those are drawn again."""
+        return self.streaming
+
     def on_unmount(self) -> None:
         """The window closes: give back to the collector what `ScreenSurface.show_resumed`
         froze at the end of start-up (tests open many windows in one process)."""

@@ -1,0 +1,82 @@
+"""A row folded or unfolded above other blocks is drawn at once, in a real terminal.
+
+Pilot tests see widgets, not what the terminal got: after the transcript learned to grow in
+place while an answer streams (issue 16), unfolding a finished row changed the widgets but
+left the terminal showing the old lines until something else redrew. Found by the window
+bench's fold probe; this drives mm-tui in tmux and reads the screen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+
+
+@pytest.fixture
+def tmux() -> Iterator[Callable[..., str]]:
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is needed for this test (.ci/run installs it)")
+    socket = f"mm-fold-{os.getpid()}"
+
+    def run(*args: str) -> str:
+        done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=False)
+        return done.stdout.decode("utf-8", "replace")
+
+    yield run
+    run("kill-server")
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
+    tmux: Callable[..., str], tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "printf 'row-%s-body\\n' output"})]),
+        Reply(text="All done below the row."),
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "TERM": "xterm-256color",
+    }
+    command = " ".join(
+        [f"{k}={v}" for k, v in env.items()]
+        + [sys.executable, "-m", "mm_tui.cli", "--yolo", "--base-url", model_server.base_url]
+    )
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", "mm", "-x", "100", "-y", "30")
+    tmux("send-keys", "-t", "mm", f"cd {project} && {command}", "Enter")
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", "mm")
+
+    assert wait_for(lambda: "Ready" in screen()), screen()
+    tmux("send-keys", "-t", "mm", "go", "Enter")
+    assert wait_for(lambda: "All done below the row." in screen() and "Ready" in screen())
+    assert "row-output-body" not in screen()  # a finished row is folded...
+    tmux("send-keys", "-t", "mm", "BTab")  # ...the row gets the focus
+    time.sleep(0.5)
+    tmux("send-keys", "-t", "mm", "Enter")  # unfold
+    assert wait_for(lambda: "row-output-body" in screen(), 20), screen()
+    tmux("send-keys", "-t", "mm", "Enter")  # fold again
+    assert wait_for(lambda: "row-output-body" not in screen(), 20), screen()
+    tmux("send-keys", "-t", "mm", "C-q")
