@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from mm_tui.scripted_server import ScriptedServer
+from tests.tmux_session import tmux_server
 
 
 @pytest.fixture
@@ -29,3 +30,9 @@ def scripted_server_factory() -> Iterator[Callable[..., ScriptedServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def tmux() -> Iterator[Callable[..., str]]:
+    """A private tmux server (`tests/tmux_session.py`), killed after the test."""
+    yield from tmux_server()

@@ -7,43 +7,14 @@ for good (SGR without reset). tmux records what reached it: its pane title, its 
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
-
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.tmux_session import wait_until
 
 EVIL = "\\033]0;PWNED-TITLE\\007\\033]52;c;cHduZWQtY2xpcGJvYXJk\\007\\033[41;97mSTILL-RED"
 EVIL_TEXT = "Done.\x1b]2;PWNED-TITLE-2\x07\x1b]52;c;cHduZWQtY2xpcGJvYXJk\x07\x1b[5;41m blink"
-
-
-@pytest.fixture
-def tmux(tmp_path: Path):
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is needed for this test (.ci/run installs it)")
-    socket = f"mm-escapes-{os.getpid()}"
-
-    def run(*args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", socket, *args], capture_output=True, text=True, check=False
-        ).stdout
-
-    yield run
-    run("kill-server")
-
-
-def wait_for(condition, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_escape_sequences_in_output_never_reach_the_terminal(
@@ -87,10 +58,10 @@ def test_escape_sequences_in_output_never_reach_the_terminal(
     tmux("set-option", "-g", "set-clipboard", "on")  # an OSC 52 would become a paste buffer
     tmux("set-option", "-g", "allow-rename", "on")
     title_before = tmux("display-message", "-p", "-t", "mm", "#{pane_title}").strip()
-    assert wait_for(lambda: "Ready" in tmux("capture-pane", "-p", "-t", "mm"))
+    assert wait_until(lambda: "Ready" in tmux("capture-pane", "-p", "-t", "mm"))
 
     tmux("send-keys", "-t", "mm", "print the sequences", "Enter")
-    assert wait_for(lambda: "blink" in tmux("capture-pane", "-p", "-t", "mm")), tmux(
+    assert wait_until(lambda: "blink" in tmux("capture-pane", "-p", "-t", "mm")), tmux(
         "capture-pane", "-p", "-t", "mm"
     )
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from mm_tui.agent.tools.registry import build_registry
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import LINE_CHARS, literal, one_line, quoted
 from tests.agent.conftest import AgentFactory, assert_valid_history
+from tests.tmux_session import wait_until
 
 
 #: One marker per place, so a leak names where it came from.
@@ -146,29 +146,6 @@ def test_a_turn_ending_error_is_one_bounded_line_in_the_window_and_the_session(
 # --- the window, for real, in tmux ------------------------------------------------------
 
 
-@pytest.fixture
-def tmux() -> Iterator[Callable[..., str]]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is needed for this test (.ci/run installs it)")
-    socket = f"mm-yours-{os.getpid()}"
-
-    def run(*args: str) -> str:
-        done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=False)
-        return done.stdout.decode("utf-8", "replace")
-
-    yield run
-    run("kill-server")
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
-
-
 def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     tmux: Callable[..., str], tmp_path: Path, model_server: ScriptedServer
 ) -> None:
@@ -205,13 +182,13 @@ def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_for(lambda: "MODEL" in screen()), screen()  # the model id on the top line
+    assert wait_until(lambda: "MODEL" in screen()), screen()  # the model id on the top line
     tmux("send-keys", "-t", "mm", "go", "Enter")
-    assert wait_for(lambda: "Answer:" in screen() and "Running" not in screen()), screen()
+    assert wait_until(lambda: "Answer:" in screen() and "Running" not in screen()), screen()
     tmux("send-keys", "-t", "mm", "again", "Enter")
-    assert wait_for(lambda: "NOTICE" in screen()), screen()
+    assert wait_until(lambda: "NOTICE" in screen()), screen()
     tmux("send-keys", "-t", "mm", "/model", "Enter")
-    assert wait_for(lambda: "plain-model" in screen()), screen()  # the picker is drawn
+    assert wait_until(lambda: "plain-model" in screen()), screen()  # the picker is drawn
     tmux("send-keys", "-t", "mm", "Escape")
     time.sleep(1)
     tmux("send-keys", "-t", "mm", "C-q")
@@ -219,7 +196,7 @@ def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     def running() -> str:
         return tmux("display-message", "-p", "-t", "mm", "#{pane_current_command}").strip()
 
-    assert wait_for(lambda: not running().startswith("python"), 30), running()
+    assert wait_until(lambda: not running().startswith("python"), 30), running()
     written = raw.read_bytes()
     for place in ("MODEL", "TOOL", "ANSWER", "NOTICE"):
         assert place.encode() in written, f"{place} was never drawn"

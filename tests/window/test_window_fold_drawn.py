@@ -8,40 +8,13 @@ bench's fold probe; this drives mm-tui in tmux and reads the screen.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-
-
-@pytest.fixture
-def tmux() -> Iterator[Callable[..., str]]:
-    if shutil.which("tmux") is None:
-        pytest.fail("tmux is needed for this test (.ci/run installs it)")
-    socket = f"mm-fold-{os.getpid()}"
-
-    def run(*args: str) -> str:
-        done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, check=False)
-        return done.stdout.decode("utf-8", "replace")
-
-    yield run
-    run("kill-server")
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
+from tests.tmux_session import wait_until
 
 
 def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
@@ -69,14 +42,14 @@ def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_for(lambda: "Ready" in screen()), screen()
+    assert wait_until(lambda: "Ready" in screen()), screen()
     tmux("send-keys", "-t", "mm", "go", "Enter")
-    assert wait_for(lambda: "All done below the row." in screen() and "Ready" in screen())
+    assert wait_until(lambda: "All done below the row." in screen() and "Ready" in screen())
     assert "row-output-body" not in screen()  # a finished row is folded...
     tmux("send-keys", "-t", "mm", "BTab")  # ...the row gets the focus
     time.sleep(0.5)
     tmux("send-keys", "-t", "mm", "Enter")  # unfold
-    assert wait_for(lambda: "row-output-body" in screen(), 20), screen()
+    assert wait_until(lambda: "row-output-body" in screen(), 20), screen()
     tmux("send-keys", "-t", "mm", "Enter")  # fold again
-    assert wait_for(lambda: "row-output-body" not in screen(), 20), screen()
+    assert wait_until(lambda: "row-output-body" not in screen(), 20), screen()
     tmux("send-keys", "-t", "mm", "C-q")
