@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +38,16 @@ def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def mm_tui_command(home: Path, base_url: str) -> str:
+    """The shell line starting mm-tui (`--yolo`) with `home` as its HOME and XDG dirs, so no
+    config, trust or session of the machine's user is read or written."""
+    env = {
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "TERM": "xterm-256color",
+    }
+    argv = [sys.executable, "-m", "mm_tui.cli", "--yolo", "--base-url", base_url]
+    return " ".join([f"{k}={v}" for k, v in env.items()] + argv)

@@ -27,7 +27,7 @@ from mm_tui.agent.tools.registry import build_registry
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import LINE_CHARS, literal, one_line, quoted
 from tests.agent.conftest import AgentFactory, assert_valid_history
-from tests.tmux_session import wait_until
+from tests.tmux_session import mm_tui_command, wait_until
 
 
 #: One marker per place, so a leak names where it came from.
@@ -163,16 +163,7 @@ def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     raw = tmp_path / "terminal.bytes"
     project = tmp_path / "project"
     project.mkdir()
-    env = {
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "TERM": "xterm-256color",
-    }
-    command = " ".join(
-        [f"{k}={v}" for k, v in env.items()]
-        + [sys.executable, "-m", "mm_tui.cli", "--yolo", "--base-url", model_server.base_url]
-    )
+    command = mm_tui_command(tmp_path, model_server.base_url)
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "mm", "-x", "140", "-y", "45")
     tmux("set-option", "-g", "set-clipboard", "on")
     tmux("set-option", "-g", "allow-rename", "on")

@@ -205,6 +205,16 @@ class _Followed(App[None]):
         yield Transcript(preview_lines=5, clock=lambda: 0.0)
 
 
+async def _stream_into(transcript: Transcript, text: str) -> AnswerBlock:
+    """A delta into the followed transcript, drawn as the window's tick would draw it."""
+    await transcript.add_text(text)
+    await transcript.flush()
+    answer = transcript._answer  # pyright: ignore[reportPrivateUsage]
+    assert answer is not None
+    await answer._flush()  # pyright: ignore[reportPrivateUsage]
+    return answer
+
+
 async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repaint_shows() -> None:
     """The answer, its block and the followed transcript keep the lines they drew when the
     answer gains lines (grows_in_place.py), and once taller than the view the answer scrolls
@@ -216,11 +226,7 @@ async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repa
         await transcript.add_user_message("go")
         hidden = 0
         for start in range(0, len(DOCUMENT), 11):
-            await transcript.add_text(DOCUMENT[start : start + 11])
-            await transcript.flush()
-            answer = transcript._answer  # pyright: ignore[reportPrivateUsage]
-            assert answer is not None
-            await answer._flush()  # pyright: ignore[reportPrivateUsage]
+            answer = await _stream_into(transcript, DOCUMENT[start : start + 11])
             await pilot.pause()
             await pilot.pause()
             shown = _screen(app)
@@ -246,11 +252,7 @@ async def test_scrolling_up_while_the_answer_scrolls_inside_itself_moves_the_vie
     async with app.run_test(size=(60, 16)) as pilot:
         transcript = app.query_one(Transcript)
         for start in range(0, len(DOCUMENT), 11):
-            await transcript.add_text(DOCUMENT[start : start + 11])
-            await transcript.flush()
-            answer = transcript._answer  # pyright: ignore[reportPrivateUsage]
-            assert answer is not None
-            await answer._flush()  # pyright: ignore[reportPrivateUsage]
+            answer = await _stream_into(transcript, DOCUMENT[start : start + 11])
             await pilot.pause()
         stream = answer.query_one(AnswerStream)
         assert stream.hidden

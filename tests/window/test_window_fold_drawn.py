@@ -8,13 +8,12 @@ bench's fold probe; this drives mm-tui in tmux and reads the screen.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.tmux_session import wait_until
+from tests.tmux_session import mm_tui_command, wait_until
 
 
 def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
@@ -26,16 +25,7 @@ def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
     )
     project = tmp_path / "project"
     project.mkdir()
-    env = {
-        "HOME": str(tmp_path),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "TERM": "xterm-256color",
-    }
-    command = " ".join(
-        [f"{k}={v}" for k, v in env.items()]
-        + [sys.executable, "-m", "mm_tui.cli", "--yolo", "--base-url", model_server.base_url]
-    )
+    command = mm_tui_command(tmp_path, model_server.base_url)
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "mm", "-x", "100", "-y", "30")
     tmux("send-keys", "-t", "mm", f"cd {project} && {command}", "Enter")
 
