@@ -8,9 +8,10 @@ untouched), lets `http.client` read the status and headers, then reads the body 
 socket itself, an event stream at most 20 times a second while it flows (`_Body`). The client
 still makes the request and reads the answer, so every status and fault reaches the core as
 the same `openai` and httpx exception as before (`ModelClient.describe`): each failure is
-raised as the httpx exception httpcore raises for it, with its words. `https` URLs and proxies
-keep httpx's own transport (TLS and proxy settings stay exactly as the `openai` client makes
-them).
+raised as the httpx exception httpcore raises for it, with its words. It is given only plain
+http servers with no proxy in the environment (`model_client.lean_transport_fits`): https and
+proxied servers keep the `openai` client's own httpx transport, TLS and proxy settings
+untouched; a request that still comes here for https goes to a plain httpx transport.
 
 A connection is opened per request and closed with its response: a model call lasts seconds,
 a local connect costs microseconds. `abort` shuts the socket of a request down from another

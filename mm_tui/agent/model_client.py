@@ -46,6 +46,20 @@ class Interrupted(Exception):
     """The person interrupted while the model was streaming."""
 
 
+def lean_transport_fits(base_url: str) -> bool:
+    """Whether the lean transport may carry requests to `base_url`: plain http with no proxy
+    in the environment. httpx stops reading the environment's proxies (and NO_PROXY) once it
+    is given a transport, so a proxied or https server keeps httpx's own transport, with the
+    proxies, certificates and NO_PROXY rules the `openai` client has always used."""
+    import urllib.parse
+    import urllib.request
+
+    if urllib.parse.urlsplit(base_url).scheme != "http":
+        return False
+    proxies = urllib.request.getproxies_environment()  # http_proxy, ALL_PROXY… in any case
+    return not (proxies.get("http") or proxies.get("all"))
+
+
 class ModelClient:
     """One OpenAI-compatible endpoint. Thread-safe for one stream at a time."""
 
@@ -61,15 +75,18 @@ class ModelClient:
         if self._client is None:
             import openai
 
-            from mm_tui.agent.lean_transport import LeanTransport
+            http_client = None
+            if lean_transport_fits(self.base_url):
+                from mm_tui.agent.lean_transport import LeanTransport
 
-            self._transport = LeanTransport()
+                self._transport = LeanTransport()
+                http_client = openai.DefaultHttpxClient(transport=self._transport)
             self._client = openai.OpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 timeout=self.timeout,
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
-                http_client=openai.DefaultHttpxClient(transport=self._transport),
+                http_client=http_client,
             )
             # the SDK imports its chat resources on first use (tens of ms of CPU): here, where
             # the window builds the client, not in the first message's stream

@@ -4,14 +4,18 @@ whether its first byte came or not."""
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import threading
-from typing import Any
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import openai
 import pytest
 
 from mm_tui.agent.lean_transport import BodyCut, BodyFraming
-from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault, lean_transport_fits
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
@@ -183,3 +187,84 @@ def test_a_body_with_a_length_ends_there_and_one_without_ends_with_the_connectio
     framing = BodyFraming(chunked=False, length=None)
     assert framing.feed(b"all of it") == b"all of it" and not framing.complete
     framing.end()  # the connection's close is the end: no fault
+
+
+class _ForwardProxy(http.server.BaseHTTPRequestHandler):
+    """A plain HTTP forward proxy: the request line holds the whole URL, the answer is relayed
+    as it arrives and ends with the connection (HTTP/1.0)."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.seen.append(f"{self.command} {self.path}")
+        target = urllib.parse.urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        upstream = http.client.HTTPConnection(target.hostname or "", target.port or 80)
+        upstream.request(self.command, target.path, body, dict(self.headers))
+        answer = upstream.getresponse()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        self.end_headers()
+        while data := answer.read1(65536):
+            self.wfile.write(data)
+            self.wfile.flush()
+        upstream.close()
+
+    do_GET = do_POST
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def forward_proxy() -> Iterator[tuple[str, list[str]]]:
+    seen: list[str] = []
+    handler = type("Proxy", (_ForwardProxy,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_in_the_environment_carries_the_request_as_it_did_through_httpx(
+    variable: str,
+    model_server: ScriptedServer,
+    forward_proxy: tuple[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """httpx reads no proxy from the environment once given a transport: with one set, the
+    lean transport steps aside and the request goes through the proxy."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy_url, seen = forward_proxy
+    monkeypatch.setenv(variable, proxy_url)
+    model_server.enqueue(REPLIES["text"])
+
+    chunks, fault = read_all(ModelClient(model_server.base_url, "x", timeout=5))
+
+    assert fault == ""
+    assert (
+        "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+        == TEXT
+    )
+    assert seen == [f"POST {model_server.base_url}/chat/completions"]
+
+
+def test_the_lean_transport_carries_plain_http_only_without_a_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    assert lean_transport_fits("http://127.0.0.1:8080/v1")
+    assert not lean_transport_fits("https://api.example.com/v1")
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")  # not for plain http
+    assert lean_transport_fits("http://127.0.0.1:8080/v1")
+    monkeypatch.setenv("all_proxy", "socks5://127.0.0.1:1080")
+    assert not lean_transport_fits("http://127.0.0.1:8080/v1")
