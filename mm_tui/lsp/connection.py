@@ -308,6 +308,10 @@ class ServerConnection:
             return
         channel.pump(timeout)
 
+    def registered_options(self, method: str) -> list[Any]:
+        """The options of each registration of `method` in effect (documents.py's didSave)."""
+        return self.state.options_of(method)
+
     def offers(self, provider: str, method: str) -> bool:
         """Whether the server announced a capability (`renameProvider`) or registered its
         method (`textDocument/rename`) since."""

@@ -8,6 +8,8 @@ publication, said so; "call again" is advised only while the server says it is l
 
 from __future__ import annotations
 
+from typing import Any
+
 from mm_tui.lsp.actions import ActionContext
 from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerFailure
@@ -46,15 +48,10 @@ def diagnostics(context: ActionContext) -> Text | Failed:
             publication = state.publication_for(document.key, document.version)
     if connection.offers(*_PULL):
         suffix = ""
-        params = {"textDocument": {"uri": document.uri}}
         try:
-            report = connection.request("textDocument/diagnostic", params)
+            found = _pulled(context)
         except ServerFailure as failure:
             return context.failed("diagnostics", str(failure))
-        items = report.get("items") if isinstance(report, dict) else None
-        found = (
-            [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
-        )
     elif publication is not None:
         found = publication.diagnostics
     elif (last := state.publications.get(document.key)) is not None and not state.loading:
@@ -70,3 +67,29 @@ def diagnostics(context: ActionContext) -> Text | Failed:
         return Text(CLEAN.format(path=context.shown, suffix=suffix))
     header = DIAGNOSTICS_HEADER.format(count=len(lines), path=context.shown, suffix=suffix)
     return Text("\n".join([header, *lines]))
+
+
+def _pulled(context: ActionContext) -> list[dict[str, Any]]:
+    """The file's diagnostics pulled from each provider the server offers now: one pull per
+    identifier it registered or announced (LSP 3.17: several providers, each under its own
+    identifier and registration id), one without an identifier when it gave none."""
+    connection = context.connection
+    offered = connection.capabilities.get(_PULL[0])
+    options = [offered] if isinstance(offered, dict) else []
+    options += connection.state.options_of(_PULL[1])
+    identifiers = list(dict.fromkeys(_identifier(option) for option in options)) or [None]
+    found: list[dict[str, Any]] = []
+    for identifier in identifiers:
+        params: dict[str, Any] = {"textDocument": {"uri": context.document.uri}}
+        if identifier is not None:
+            params["identifier"] = identifier
+        report = connection.request("textDocument/diagnostic", params)
+        items = report.get("items") if isinstance(report, dict) else None
+        if isinstance(items, list):
+            found += [item for item in items if isinstance(item, dict)]
+    return found
+
+
+def _identifier(option: dict[str, Any]) -> str | None:
+    identifier = option.get("identifier")
+    return identifier if isinstance(identifier, str) else None

@@ -73,6 +73,8 @@ class DocumentChannel(Protocol):
 
     def notify(self, method: str, params: Any) -> None: ...
 
+    def registered_options(self, method: str) -> list[Any]: ...
+
 
 class OpenDocuments:
     """The files one server has open, with the version and text it last received."""
@@ -164,14 +166,16 @@ class OpenDocuments:
         return 1
 
     def _save_option(self) -> bool | None:
-        """None: the server wants no didSave; else whether it wants the text with it."""
+        """None: the server wants no didSave; else whether it wants the text with it. It
+        may ask in its capabilities or by registering `textDocument/didSave`, under several
+        ids (each unregistered on its own): the text goes when any of them asks for it."""
         sync = self._sync_options()
-        save = sync.get("save") if isinstance(sync, dict) else None
-        if save is True:
-            return False
-        if isinstance(save, dict):
-            return bool(save.get("includeText"))
-        return None
+        asked = [sync.get("save")] if isinstance(sync, dict) else []
+        asked += self._connection.registered_options("textDocument/didSave")
+        wanted = [save for save in asked if save is True or isinstance(save, dict)]
+        if not wanted:
+            return None
+        return any(isinstance(save, dict) and bool(save.get("includeText")) for save in wanted)
 
 
 def _opened(uri: str, path: Path, version: int, text: str) -> types.DidOpenTextDocumentParams:

@@ -94,6 +94,15 @@ class ServerState:
         # A copy first: between calls the channel's idle reader may register meanwhile.
         return any(entry.method == method for entry in list(self.registrations.values()))
 
+    def options_of(self, method: str) -> list[dict[str, Any]]:
+        """The options of each registration of `method` still in effect ({} when it gave
+        none), in the order they came."""
+        return [
+            entry.options if isinstance(entry.options, dict) else {}
+            for entry in list(self.registrations.values())
+            if entry.method == method
+        ]
+
     def signal_change(self) -> None:
         """Count a piece of news: a waiter looking for any news stops waiting."""
         self._news += 1

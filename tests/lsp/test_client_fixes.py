@@ -167,6 +167,9 @@ class Channel:
     def notify(self, method: str, params: object) -> None:
         self.sent.append((method, params))
 
+    def registered_options(self, method: str) -> list[object]:
+        return []
+
 
 @pytest.mark.parametrize(
     ("save", "expected"), [(None, []), ({}, [None]), ({"includeText": True}, ["x = 2\n"])]
