@@ -41,6 +41,9 @@ class FileChange:
     old_text: str
     new_text: str
     edit_count: int
+    #: Where each edit's new text lies in `new_text` (start, end): the lines the new name
+    #: must stand on once the file is written (none known: anywhere in the file).
+    placed: tuple[tuple[int, int], ...] = ()
 
 
 def edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
@@ -110,6 +113,13 @@ def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> s
     """`text` with `edits` applied as if from its end to its start (each range read in the
     original text); an edit listed twice counts once, overlapping edits are refused. Built
     from pieces in one pass: a rename of 100,000 places must not copy the file each time."""
+    return placed_text_edits(text, edits, encoding)[0]
+
+
+def placed_text_edits(
+    text: str, edits: list[dict[str, Any]], encoding: str
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`apply_text_edits`, and where each edit's new text lies in the result."""
     starts = line_starts(text)
     spans = sorted(
         {(*_span(edit, text, starts, encoding), str(edit.get("newText", ""))) for edit in edits}
@@ -118,12 +128,16 @@ def apply_text_edits(text: str, edits: list[dict[str, Any]], encoding: str) -> s
         if after[0] < before[1]:
             raise EditRefused("the server sent overlapping edits")
     pieces: list[str] = []
-    kept = 0
+    placed: list[tuple[int, int]] = []
+    kept = length = 0
     for begin, finish, new in spans:
+        length += begin - kept
+        placed.append((length, length + len(new)))
+        length += len(new)
         pieces += (text[kept:begin], new)
         kept = finish
     pieces.append(text[kept:])
-    return "".join(pieces)
+    return "".join(pieces), tuple(placed)
 
 
 def plan_changes(
@@ -140,8 +154,8 @@ def plan_changes(
     for path, (old_text, edits) in files.items():
         if names is not None:
             _check_names(old_text, edits, encoding, names, display_path(path, root))
-        new_text = apply_text_edits(old_text, edits, encoding)
-        changes.append(FileChange(path, old_text, new_text, len(edits)))
+        new_text, placed = placed_text_edits(old_text, edits, encoding)
+        changes.append(FileChange(path, old_text, new_text, len(edits), placed))
     return changes
 
 
@@ -260,8 +274,20 @@ def _check_written(change: FileChange, new_name: str) -> None:
     on_disk = change.path.read_bytes().decode("utf-8", "surrogateescape")
     if on_disk != change.new_text:
         raise RenameFailed(f"{change.path.name} changed on disk while it was written")
-    if new_name and not re.search(rf"(?<![\w$]){re.escape(new_name)}(?![\w$])", on_disk):
-        raise RenameFailed(f"{change.path.name} does not contain {new_name} after the edits")
+    if not new_name:
+        return
+    name = re.compile(rf"(?<![\w$]){re.escape(new_name)}(?![\w$])")
+    for start, end in change.placed or ((0, len(on_disk)),):
+        # The lines the edit wrote: a diff-style edit (jedi's) may write a part of the name,
+        # so its lines are searched, not its own text; a whole-file edit, the whole file.
+        first = on_disk.rfind("\n", 0, start) + 1
+        last = on_disk.find("\n", end)
+        if not name.search(on_disk, first, len(on_disk) if last < 0 else last):
+            line = on_disk.count("\n", 0, start) + 1
+            raise RenameFailed(
+                f"{change.path.name}:{line} does not contain {new_name} where the server's "
+                "edit put it"
+            )
 
 
 def _restore(written: list[FileChange]) -> None:
