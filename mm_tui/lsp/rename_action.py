@@ -70,7 +70,7 @@ def rename(
         old_name = context.name_at(occurrence)
         try:
             files = read_targets(edits_by_file(edit), context.root)
-            if answer.missed:  # an incomplete rename is never written (rename_check.py)
+            if answer.missed or answer.outside:  # incomplete: never written (rename_check)
                 raise EditRefused(answer.incomplete_reason(connection.name))
             connection.check_encoding(name_spans(files, new_name), old_name)
             changes = plan_changes(edit, context.root, connection.encoding, (old_name, new_name))

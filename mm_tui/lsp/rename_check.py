@@ -12,6 +12,12 @@ Two checks, for any server that answers from a partial index:
   nothing written, the missed places named. A half-renamed project does not compile, and
   the model would mend it with edit_file, which the tool tells it not to do for a rename.
 
+A place outside the project root that holds the old name refuses the rename at once: no
+edit may reach it (SPEC §6), and asking again cannot change that. clangd renamed the calls in
+main.c and left the declaration in a header linked in from outside: code that no longer
+compiles. Unless an edit keeps the old name beside the new one (typescript-language-server
+writes `import { greet as salute }` when it may not rename the declaration).
+
 A server without references, or whose references fail, is trusted as before.
 """
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +52,10 @@ INCOMPLETE = (
     "references list ({places})"
 )
 STILL_INDEXING = "; it is still indexing the project, call again in a moment"
+OUTSIDE = (
+    "the symbol is also declared or used at {count} place(s) outside the project root, "
+    "which a rename never edits ({places})"
+)
 
 Position = tuple[int, int]
 Range = tuple[Position, Position]
@@ -58,8 +69,12 @@ class RenameAnswer:
     missed: tuple[str, ...] = ()
     total: int = 0
     loading: bool = False
+    outside: tuple[str, ...] = ()  # places outside the root left with the old name
 
     def incomplete_reason(self, server: str) -> str:
+        if self.outside:
+            named = ", ".join(self.outside[:_NAMED]) + (", …" if len(self.outside) > _NAMED else "")
+            return OUTSIDE.format(count=len(self.outside), places=named)
         named = ", ".join(self.missed[:_NAMED]) + (", …" if len(self.missed) > _NAMED else "")
         reason = INCOMPLETE.format(
             server=server, count=len(self.missed), total=self.total, places=named
@@ -87,8 +102,13 @@ def settled_rename(context: ActionContext, occurrence: Occurrence, new_name: str
             log.debug("%s answered rename while indexing: asked again after", connection.name)
             state.wait_until_indexed(deadline - time.monotonic())
             continue
-        references = _references(context, occurrence)
-        missed, total = missed_places(references, edits, old_name, context)
+        # The definition too: clangd's references leave out a declaration in a header it
+        # did not index (one linked in from outside the project).
+        listed = [*_listed(_references(context, occurrence))]
+        listed += _listed(_asked(context, occurrence, "definition", {}))
+        missed, total, outside = missed_places(listed, edits, old_name, context)
+        if outside and not _keeps_name(edits, old_name):
+            return RenameAnswer(edit, tuple(missed), total, state.loading, tuple(outside))
         remaining = deadline - time.monotonic()
         if not missed or remaining <= 0 or connection.exited:
             return RenameAnswer(edit, tuple(missed), total, state.loading)
@@ -101,15 +121,28 @@ def settled_rename(context: ActionContext, occurrence: Occurrence, new_name: str
 
 def _references(context: ActionContext, occurrence: Occurrence) -> Any:
     """The server's references at the rename's place, or None when it cannot tell."""
+    declaration = {"context": {"includeDeclaration": True}}
+    return _asked(context, occurrence, "references", declaration)
+
+
+def _asked(context: ActionContext, occurrence: Occurrence, kind: str, extra: dict[str, Any]) -> Any:
+    """The server's `references` or `definition` at the rename's place, or None when it
+    does not offer them or fails."""
     connection = context.connection
-    if not connection.offers("referencesProvider", "textDocument/references"):
+    if not connection.offers(f"{kind}Provider", f"textDocument/{kind}"):
         return None
-    params = {**context.text_position(occurrence), "context": {"includeDeclaration": True}}
     try:
-        return connection.request("textDocument/references", params)
+        return connection.request(
+            f"textDocument/{kind}", {**context.text_position(occurrence), **extra}
+        )
     except ServerFailure:
-        log.debug("%s: references for a rename's check failed", connection.name, exc_info=True)
+        log.debug("%s: %s for a rename's check failed", connection.name, kind, exc_info=True)
         return None
+
+
+def _listed(answer: Any) -> list[Any]:
+    """A location answer as a list (a definition may be one Location)."""
+    return answer if isinstance(answer, list) else [answer] if isinstance(answer, dict) else []
 
 
 def missed_places(
@@ -117,9 +150,10 @@ def missed_places(
     edits: dict[Path, list[dict[str, Any]]],
     old_name: str,
     context: ActionContext,
-) -> tuple[list[str], int]:
+) -> tuple[list[str], int, list[str]]:
     """The places (`path:line:column`, sorted) that name `old_name` in the references but
-    that no edit touches, and how many places were checked.
+    that no edit touches, how many places were checked, and the untouched ones outside the
+    project root (absolute: no edit may reach them).
 
     Only references inside the project whose text is the old name count: a server may list
     a place spelt otherwise (an alias, a constructor), which a rename rightly leaves alone.
@@ -129,9 +163,8 @@ def missed_places(
     ranges = {path: sorted(_ranges(file_edits)) for path, file_edits in edits.items()}
     checked = 0
     missed: list[tuple[str, int, int]] = []
+    outside: set[tuple[str, int, int]] = set()
     for path, where in _locations(references):
-        if not path.is_relative_to(real_root):
-            continue
         (line, start), (end_line, end) = where
         lines = context.connection.disk.lines(path)
         if line != end_line or line >= len(lines):
@@ -140,21 +173,43 @@ def missed_places(
         first = from_wire_column(text, start, encoding)
         if text[first : from_wire_column(text, end, encoding)] != old_name:
             continue
+        place = (display_path(path, context.root), line + 1, first + 1)
+        if not path.is_relative_to(real_root):
+            if not _touched(ranges.get(path, []), where):
+                outside.add(place)
+            continue
         checked += 1
         if not _touched(ranges.get(path, []), where):
-            missed.append((display_path(path, context.root), line + 1, first + 1))
-    return [f"{shown}:{line}:{column}" for shown, line, column in sorted(set(missed))], checked
+            missed.append(place)
+    return _shown(set(missed)), checked, _shown(outside)
+
+
+def _shown(places: set[tuple[str, int, int]]) -> list[str]:
+    return [f"{shown}:{line}:{column}" for shown, line, column in sorted(places)]
+
+
+def _keeps_name(edits: dict[Path, list[dict[str, Any]]], old_name: str) -> bool:
+    """Whether an edit writes the old name again (`greet as salute`): the server bridges the
+    two names on purpose where it may not rename the declaration."""
+    return any(
+        old_name in re.findall(r"[\w$]+", str(edit.get("newText", "")))
+        for file_edits in edits.values()
+        for edit in file_edits
+    )
 
 
 def _locations(answer: Any) -> list[tuple[Path, Range]]:
-    found: list[tuple[Path, Range]] = []
+    """Each place of a Location or LocationLink list once (a declaration may be listed by
+    references and by definition)."""
+    found: dict[tuple[Path, Range], None] = {}
     for item in answer if isinstance(answer, list) else []:
         if not isinstance(item, dict):
             continue
-        uri, where = item.get("uri"), _range(item.get("range"))
+        uri = item.get("uri") or item.get("targetUri")
+        where = _range(item.get("range") or item.get("targetSelectionRange"))
         if isinstance(uri, str) and where is not None:
-            found.append((path_of_uri(uri), where))
-    return found
+            found[(path_of_uri(uri), where)] = None
+    return list(found)
 
 
 def _ranges(edits: list[dict[str, Any]]) -> list[Range]:
