@@ -35,11 +35,15 @@ from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF16
 from mm_tui.support.process_group import group_alive, signal_group, wait_group_gone
 from mm_tui.support.secret_env import scrubbed_environment
+from mm_tui.support.terminal_text import one_line
 
 log = logging.getLogger(__name__)
 
 _STDERR_LINES_KEPT = 40
 _STDERR_SETTLE_SECONDS = 0.5  # for a dead server's last stderr lines to arrive
+#: At most this many characters of what a server says (an error, a stderr line) go into a
+#: failure line: one line, escape sequences dropped, the rest counted.
+_SAID_CHARS = 300
 
 
 class ServerFailure(Exception):
@@ -263,7 +267,7 @@ class ServerConnection:
         return reason + self.stderr_excerpt()
 
     def stderr_excerpt(self) -> str:
-        lines = [line for line in self.stderr_tail if line.strip()][-3:]
+        lines = [one_line(line, _SAID_CHARS) for line in self.stderr_tail if line.strip()][-3:]
         return f" (stderr: {' | '.join(lines)})" if lines else ""
 
     # ---- messages --------------------------------------------------------------------------
@@ -284,7 +288,8 @@ class ServerConnection:
         try:
             return channel.request(method, params, limit, grace, lambda: self.state.loading)
         except AnswerError as error:
-            raise ServerFailure(error.message, final=False, code=error.code) from None
+            reason = one_line(error.message, _SAID_CHARS)  # a server's words: one short line
+            raise ServerFailure(reason, final=False, code=error.code) from None
         except NoAnswerInTime as late:
             raise ServerFailure(str(late)) from None
         except ServerGone:

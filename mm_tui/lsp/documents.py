@@ -53,10 +53,19 @@ def uri_of(path: str) -> str:
     return Path(path).as_uri()
 
 
+class NotAFile(ValueError):
+    """A URI naming no file on disk: another scheme (`untitled:`, `jdt://`), a relative
+    path (it would be read from mm-tui's own folder), or one no path can hold (a NUL)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def path_of_uri(uri: str) -> Path:
-    """The real path of a `file://` URI (percent-decoded, links resolved)."""
-    return real_path(unquote(urlparse(uri).path))
+    """The real path of a `file://` URI (percent-decoded, links resolved); NotAFile else."""
+    parsed = urlparse(uri)
+    path = unquote(parsed.path)
+    if parsed.scheme.lower() != "file" or not path.startswith("/") or "\0" in path:
+        raise NotAFile(uri)
+    return real_path(path)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -8,14 +8,17 @@ the model needs no second call to see what it points at.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from mm_tui.lsp.disk import DiskTexts
-from mm_tui.lsp.documents import key_of_uri, real_path
+from mm_tui.lsp.documents import NotAFile, key_of_uri, real_path
 from mm_tui.lsp.text import from_wire_column, shared_lines
+
+log = logging.getLogger(__name__)
 
 _SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 _SYMBOL_KINDS = [
@@ -126,9 +129,12 @@ def wire_locations(answer: Any) -> list[WireLocation]:
         if not isinstance(line, int) or not isinstance(units, int):
             continue
         end_line, end_units = _position(end) or (-1, 0)
-        locations.append(
-            WireLocation(key_of_uri(uri), max(line, 0), max(units, 0), end_line, end_units)
-        )
+        try:
+            key = key_of_uri(uri)
+        except NotAFile:  # an `untitled:` buffer, a NUL: no file to show
+            log.debug("a location in %r was skipped: not a file", uri)
+            continue
+        locations.append(WireLocation(key, max(line, 0), max(units, 0), end_line, end_units))
     return locations
 
 

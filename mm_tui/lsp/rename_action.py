@@ -65,10 +65,10 @@ def rename(
         references(context, targets)
 
     def ask(occurrence: Occurrence) -> Text | Failed | None:
-        answer = settled_rename(context, occurrence, new_name)
-        edit = answer.edit
         old_name = context.name_at(occurrence)
         try:
+            answer = settled_rename(context, occurrence, new_name)
+            edit = answer.edit
             files = read_targets(edits_by_file(edit), context.root)
             if answer.missed or answer.outside:  # incomplete: never written (rename_check)
                 raise EditRefused(answer.incomplete_reason(connection.name))

@@ -34,7 +34,7 @@ from typing import Any
 
 from mm_tui.lsp.actions import ActionContext
 from mm_tui.lsp.connection import ServerFailure
-from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.documents import NotAFile, path_of_uri
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.symbols import Occurrence
 from mm_tui.lsp.text import from_wire_column
@@ -208,7 +208,10 @@ def _locations(answer: Any) -> list[tuple[Path, Range]]:
         uri = item.get("uri") or item.get("targetUri")
         where = _range(item.get("range") or item.get("targetSelectionRange"))
         if isinstance(uri, str) and where is not None:
-            found[(path_of_uri(uri), where)] = None
+            try:
+                found[(path_of_uri(uri), where)] = None
+            except NotAFile:
+                log.debug("a reference in %r was skipped: not a file", uri)
     return list(found)
 
 

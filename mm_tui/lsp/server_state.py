@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.documents import NotAFile, path_of_uri
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,11 @@ class ServerState:
         diagnostics = params.get("diagnostics")
         if not isinstance(uri, str) or not isinstance(diagnostics, list):
             return
-        key = str(path_of_uri(uri))
+        try:
+            key = str(path_of_uri(uri))
+        except NotAFile:
+            log.debug("diagnostics for %r were dropped: not a file", uri)
+            return
         version = params.get("version")
         self.publications[key] = Publication(
             diagnostics=[d for d in diagnostics if isinstance(d, dict)],

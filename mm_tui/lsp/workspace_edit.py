@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-from mm_tui.lsp.documents import path_of_uri
+from mm_tui.lsp.documents import NotAFile, path_of_uri
 from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.text import line_starts, offset_of, split_lines
 from mm_tui.support.atomic_write import write_atomically
+from mm_tui.support.terminal_text import quoted
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,13 @@ def edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
 def _file_of(uri: str) -> Path:
     """The real path of an edit's `file://` URI; any other scheme (`untitled:`, `https:`)
     names no file on disk: a relative path read from it would land in mm-tui's folder."""
-    if urlparse(uri).scheme != "file":
-        raise EditRefused(f"the server wanted to edit {uri}, which is not a file on disk")
-    return path_of_uri(uri)
+    try:
+        return path_of_uri(uri)
+    except NotAFile:
+        shown = quoted(uri)
+        raise EditRefused(
+            f"the server wanted to edit {shown}, which is not a file on disk"
+        ) from None
 
 
 def _edit_list(edits: Any) -> list[dict[str, Any]]:
