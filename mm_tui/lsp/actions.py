@@ -10,13 +10,11 @@ the import instead of the definition until its project is loaded). Failures are 
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,20 +73,37 @@ RETRY_CODES = (-32801, -32802)
 NO_SYMBOLS = "no symbols in {path}"
 
 
-@dataclass
 class ActionContext:
-    """Everything an action needs about the call (not frozen: one is made by every call, and
-    a frozen dataclass sets each field through a slow path)."""
+    """Everything an action needs about the call (a plain class with slots: one is made by
+    every call, and a dataclass with a default factory or cached properties costs more)."""
 
-    connection: ServerConnection
-    root: Path
-    path: Path
-    shown: str  # the file's path as the model reads it
-    document: SyncedDocument
-    #: Set by an answer that looks like a loading server's (see the module's docstring):
-    #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too,
-    #: STALE (an error answer that says to ask again) always, within the bound.
-    unsure: list[str] = field(default_factory=lambda: [""])
+    __slots__ = (
+        "_real_root",
+        "_sources",
+        "connection",
+        "document",
+        "path",
+        "root",
+        "shown",
+        "unsure",
+    )
+
+    def __init__(
+        self,
+        connection: ServerConnection,
+        root: Path,
+        path: str,
+        shown: str,  # the file's path as the model reads it
+        document: SyncedDocument,
+    ) -> None:
+        self.connection, self.root, self.path = connection, root, path
+        self.shown, self.document = shown, document
+        #: Set by an answer that looks like a loading server's (see the module's docstring):
+        #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too,
+        #: STALE (an error answer that says to ask again) always, within the bound.
+        self.unsure = [""]
+        self._sources: SourceLines | None = None
+        self._real_root: str | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -101,7 +116,7 @@ class ActionContext:
 
     def text_position(self, occurrence: Occurrence) -> dict[str, Any]:
         """The `textDocument` + wire `position` params for an occurrence."""
-        lines = self.lines
+        lines = shared_lines(self.document.text)
         line_text = lines[occurrence.line] if occurrence.line < len(lines) else ""
         character = to_wire_column(line_text, occurrence.column, self.connection.encoding)
         return {
@@ -111,19 +126,19 @@ class ActionContext:
 
     def name_at(self, occurrence: Occurrence) -> str:
         """The identifier the occurrence points into, as the file has it."""
-        lines = self.lines
+        lines = shared_lines(self.document.text)
         return identifier_at(lines[occurrence.line], occurrence.column) if lines else ""
 
     def sources(self) -> SourceLines:
         """The lines of the files answers point into (one reader per call)."""
-        return self._sources
-
-    @functools.cached_property
-    def _sources(self) -> SourceLines:
-        documents = self.connection.documents
-        return SourceLines(
-            {self.document.key: self.document.text}, self.connection.disk, documents.text_of
-        )
+        sources = self._sources
+        if sources is None:
+            connection, document = self.connection, self.document
+            sources = SourceLines(
+                {document.key: document.text}, connection.disk, connection.documents.text_of
+            )
+            self._sources = sources
+        return sources
 
     def places(self, answer: Any, name: str) -> list[Place]:
         """The places of a location answer, its columns checked against `name` first.
@@ -133,15 +148,20 @@ class ActionContext:
         files from disk only when told they changed (gopls answered from a stale greet.go
         after bash edited it), and mm-tui watches no files.
         """
-        locations, sources = wire_locations(answer), self.sources()
-        self.connection.check_encoding(location_spans(locations, sources), name)
-        places = places_of(locations, sources, self.connection.encoding)
+        locations = wire_locations(answer)
+        if not locations:
+            return []
+        line_of, connection = self.sources().line, self.connection
+        texts = [line_of(where.path, where.line) for where in locations]
+        if not all(map(str.isascii, texts)):  # ASCII lines read the same in every encoding
+            connection.check_encoding(location_spans(locations, texts), name)
+        places = places_of(locations, texts, connection.encoding)
         self._open_targets(places)
         return places
 
     def _open_targets(self, places: list[Place]) -> None:
         documents, disk = self.connection.documents, self.connection.disk
-        closed = {place.path for place in places if not documents.is_open(place.path)}
+        closed = documents.not_open([place.path for place in places])
         if not closed:
             return
         extensions = tuple(e.lower() for e in self.connection.spec.extensions)
@@ -154,16 +174,19 @@ class ActionContext:
             except OSError:
                 log.debug("%s could not be opened on %s", key, self.connection.name, exc_info=True)
 
-    @functools.cached_property
+    @property
     def real_root(self) -> str:
-        return str(real_path(self.root))
+        if self._real_root is None:
+            self._real_root = str(real_path(self.root))
+        return self._real_root
 
 
-def location_spans(locations: list[WireLocation], sources: SourceLines) -> list[Span]:
-    """The one-line ranges of a location answer, with their lines: what encoding_check reads."""
+def location_spans(locations: list[WireLocation], texts: list[str]) -> list[Span]:
+    """The one-line ranges of a location answer, with their lines (`texts`, one per
+    location): what encoding_check reads."""
     return [
-        (sources.line(where.path, where.line), where.start, where.end)
-        for where in locations
+        (text, where.start, where.end)
+        for where, text in zip(locations, texts, strict=True)
         if where.end_line == where.line
     ]
 
@@ -171,7 +194,7 @@ def location_spans(locations: list[WireLocation], sources: SourceLines) -> list[
 def first_answer(
     context: ActionContext,
     action: str,
-    targets: list[Occurrence],
+    targets: Sequence[Occurrence],
     ask: Callable[[Occurrence], Text | Failed | None],
 ) -> Text | Failed:
     """Try each target until one gives an answer; say why none did (SPEC §4 `symbol`)."""
@@ -204,20 +227,22 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
     doubtful answer (a loading server may hold the first request for seconds).
     """
     connection, state = context.connection, context.connection.state
-    state.wait_until_indexed(connection.timeouts.indexing)
+    if state.loading:
+        state.wait_until_indexed(connection.timeouts.indexing)
     deadline: float | None = None
     while True:
         was_loading, mark = state.loading, state.progress_begun
         context.unsure[0] = ""
         answer = attempt()
-        doubtful = bool(context.unsure[0])  # a refusal (read-only file…) is never retried
+        if not context.unsure[0]:  # sure, or a refusal (read-only file…): never retried
+            return answer
         young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
         # Progress begun during the attempt counts: rust-analyzer answers null while its
         # project loads, and may begin saying so only once asked.
         loading = was_loading or state.loading_since(mark) or young
         if context.unsure[0] == STALE:
             loading = True
-        if not (doubtful and loading) or connection.exited:
+        if not loading or connection.exited:
             return answer
         deadline = deadline or time.monotonic() + connection.timeouts.indexing
         remaining = deadline - time.monotonic()
@@ -232,7 +257,9 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
 def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> bool:
     """Whether every place is an import line of the asked file (a loading server's answer)."""
     key = context.document.key
-    return bool(places) and all(
+    if not places or places[0].path != key:  # the usual answer: another file
+        return False
+    return all(
         place.path == key
         and place.line < len(context.lines)
         and _IMPORT_LINE.match(context.lines[place.line]) is not None
@@ -240,7 +267,7 @@ def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> boo
     )
 
 
-def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+def definition(context: ActionContext, targets: Sequence[Occurrence]) -> Text | Failed:
     def ask(occurrence: Occurrence) -> Text | None:
         found = context.connection.request(
             "textDocument/definition", context.text_position(occurrence)
@@ -254,7 +281,7 @@ def definition(context: ActionContext, targets: list[Occurrence]) -> Text | Fail
     return when_ready(context, lambda: first_answer(context, "definition", targets, ask))
 
 
-def references(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+def references(context: ActionContext, targets: Sequence[Occurrence]) -> Text | Failed:
     def ask(occurrence: Occurrence) -> Text | None:
         params = {**context.text_position(occurrence), "context": {"includeDeclaration": True}}
         found = context.connection.request("textDocument/references", params)
@@ -272,7 +299,7 @@ def references(context: ActionContext, targets: list[Occurrence]) -> Text | Fail
     return when_ready(context, lambda: first_answer(context, "references", targets, ask))
 
 
-def hover(context: ActionContext, targets: list[Occurrence]) -> Text | Failed:
+def hover(context: ActionContext, targets: Sequence[Occurrence]) -> Text | Failed:
     def ask(occurrence: Occurrence) -> Text | None:
         found = context.connection.request("textDocument/hover", context.text_position(occurrence))
         text = hover_text(found)

@@ -128,10 +128,17 @@ class Channel:
         message_id = f"mm-{next(self._ids)}"
         data = frame({"jsonrpc": "2.0", "id": message_id, "method": method, "params": params})
         check = self._watch.check
-        self._acquire(check)  # inline, not `_reading()`: the warm path counts microseconds
+        # Inline, not `_reading()` nor `_write()` at first: the warm path counts microseconds.
+        if not self._lock.acquire(blocking=False):
+            self._acquire(check)
         self._idle_reads(False)
         try:
-            self._write(data, check)
+            try:
+                sent = os.write(self._stdin, data)  # a request fits in the pipe, usually
+            except OSError:  # full, or broken: `_write` waits, or says the server is gone
+                sent = 0
+            if sent < len(data):
+                self._write(data, check, sent)
             waited = limit
             deadline = time.monotonic() + limit
             while True:
@@ -257,10 +264,11 @@ class Channel:
         else:
             self._eof = True
 
-    def _write(self, data: bytes, check: Callable[[], None]) -> None:
-        """Write all of `data`; while the server's stdin is full, its stdout is read (not
-        handled yet) so that a server blocked on writing to us can read again."""
-        view = memoryview(data)
+    def _write(self, data: bytes, check: Callable[[], None], sent: int = 0) -> None:
+        """Write all of `data` (but its first `sent` bytes, already written); while the
+        server's stdin is full, its stdout is read (not handled yet) so that a server blocked
+        on writing to us can read again."""
+        view = memoryview(data)[sent:]
         while view:
             try:
                 view = view[os.write(self._stdin, view) :]

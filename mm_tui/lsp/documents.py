@@ -91,36 +91,45 @@ class OpenDocuments:
     def __init__(self, connection: DocumentChannel, disk: DiskTexts) -> None:
         self._connection = connection
         self._disk = disk
-        self._open: dict[str, tuple[int, str]] = {}
+        #: What the server last received of each file (`changed` False: kept as it is
+        #: returned by a sync that sends nothing, the warm path's).
+        self._open: dict[str, SyncedDocument] = {}
 
     def is_open(self, key: str) -> bool:
         return key in self._open
 
+    def not_open(self, keys: list[str]) -> set[str]:
+        """Those of `keys` the server does not have open."""
+        return set(keys).difference(self._open)
+
     def text_of(self, key: str) -> str | None:
         """The text the server last received of a file (None when not open)."""
         known = self._open.get(key)
-        return known[1] if known is not None else None
+        return known.text if known is not None else None
 
     def version_of(self, key: str) -> int:
         """Our latest version of a file (0 when never sent)."""
-        return self._open.get(key, (0, ""))[0]
+        known = self._open.get(key)
+        return known.version if known is not None else 0
 
-    def sync(self, path: Path, text: str, *, again: bool = False) -> SyncedDocument:
+    def sync(self, path: Path | str, text: str, *, again: bool = False) -> SyncedDocument:
         """Send `text` as the content of `path` if the server does not have it yet (or
         `again`: a new version of the same text, so the server analyses it anew)."""
         key = _key_of(os.fspath(path))
-        uri = uri_of(key)
         known = self._open.get(key)
-        if known is not None and known[1] == text and not again:
-            return SyncedDocument(uri, key, text, known[0], changed=False)
+        if known is not None and not again and known.text == text:
+            if known.text is not text:  # read again (a racy stamp): the next look is by identity
+                known = self._open[key] = known._replace(text=text)
+            return known
+        uri = uri_of(key)
         if known is None:
             version = 1
             self._connection.notify("textDocument/didOpen", _opened(uri, Path(key), version, text))
         else:
-            version = known[0] + 1
+            version = known.version + 1
             self._send_change(uri, Path(key), version, text)
-        self._open[key] = (version, text)
-        return SyncedDocument(uri, key, text, version, changed=True)
+        self._open[key] = SyncedDocument(uri, key, text, version, False)
+        return SyncedDocument(uri, key, text, version, True)
 
     def refresh(self, asked: str) -> bool:
         """Re-send every other open file whose content moved on disk since it was sent (an
@@ -130,17 +139,20 @@ class OpenDocuments:
         True when one was re-sent: the asked file may include it, and a server that keeps
         its analysis of a file until that file changes (clangd's preamble) must be told."""
         moved = False
-        for key in [key for key in self._open if key != asked]:
+        read = self._disk.read
+        for key, known in list(self._open.items()):
+            if key == asked:
+                continue
             try:
-                text = self._disk.read(key)  # a stat when it did not move
+                text = read(key)  # a stat when it did not move
             except OSError:
                 closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri_of(key)))
                 self._connection.notify("textDocument/didClose", closed)
                 del self._open[key]
                 moved = True
                 continue
-            if text is not self._open[key][1]:  # the same string: unchanged since sent
-                moved = self.sync(Path(key), text).changed or moved
+            if text is not known.text:  # the same string: unchanged since sent
+                moved = self.sync(key, text).changed or moved
         return moved
 
     def _send_change(self, uri: str, path: Path, version: int, text: str) -> None:

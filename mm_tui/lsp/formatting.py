@@ -60,7 +60,7 @@ class Place(NamedTuple):
     column: int
 
 
-def display_path(path: Path | str, root: Path) -> str:
+def display_path(path: Path | str, root: Path | str) -> str:
     """Relative to the project root when inside it, absolute otherwise (SPEC §4)."""
     return _display(os.fspath(path), os.fspath(root))
 
@@ -85,15 +85,16 @@ class SourceLines:
     ) -> None:
         self._disk = disk or DiskTexts()
         self._sent = sent
-        self._lines: dict[str, list[str]] = {
-            key: shared_lines(text) for key, text in (known or {}).items()
-        }
+        self._known = known or {}  # split into lines when first read
+        self._lines: dict[str, list[str]] = {}
 
     def line(self, path: Path | str, number: int) -> str:
         key = path if isinstance(path, str) else str(path)
         lines = self._lines.get(key)
         if lines is None:
-            text = self._sent(key)
+            text = self._known.get(key)
+            if text is None:
+                text = self._sent(key)
             lines = shared_lines(text) if text is not None else self._disk.lines(key)
             self._lines[key] = lines
         return lines[number] if 0 <= number < len(lines) else ""
@@ -116,6 +117,15 @@ def wire_locations(answer: Any) -> list[WireLocation]:
     items = answer if isinstance(answer, list) else [answer] if answer else []
     locations: list[WireLocation] = []
     for item in items:
+        try:  # the usual shape, a Location with whole positions, read at C speed
+            where = item["range"]
+            start, end = where["start"], where["end"]
+            at = (item["uri"], start["line"], start["character"], end["line"], end["character"])
+            if tuple(map(type, at)) == _WHOLE_LOCATION and at[0] and min(at[1:]) >= 0:
+                locations.append(WireLocation(key_of_uri(at[0]), *at[1:]))
+                continue
+        except (KeyError, TypeError):
+            pass
         if not isinstance(item, dict):
             continue
         uri = item.get("uri") or item.get("targetUri")
@@ -138,6 +148,9 @@ def wire_locations(answer: Any) -> list[WireLocation]:
     return locations
 
 
+_WHOLE_LOCATION = (str, int, int, int, int)
+
+
 def _position(value: Any) -> tuple[int, int] | None:
     if isinstance(value, dict):
         line, character = value.get("line"), value.get("character")
@@ -151,26 +164,28 @@ def range_start(value: Any) -> tuple[int, int] | None:
     return _position(value.get("start")) if isinstance(value, dict) else None
 
 
-def places_of(
-    locations: Iterable[WireLocation], sources: SourceLines, encoding: str
-) -> list[Place]:
-    """The places of an answer's locations, columns in characters, duplicates removed."""
-    places = {
-        Place(
-            where.path,
-            where.line,
-            from_wire_column(sources.line(where.path, where.line), where.start, encoding),
-        )
-        for where in locations
-    }
-    return sorted(places)
+def places_of(locations: list[WireLocation], texts: list[str], encoding: str) -> list[Place]:
+    """The places of an answer's locations (`texts`: the source line of each), columns in
+    characters, duplicates removed, in order."""
+    if len(locations) == 1:  # a definition's usual answer
+        where = locations[0]
+        return [Place(where.path, where.line, from_wire_column(texts[0], where.start, encoding))]
+    return sorted(
+        {
+            Place(where.path, where.line, from_wire_column(text, where.start, encoding))
+            for where, text in zip(locations, texts, strict=True)
+        }
+    )
 
 
-def location_lines(places: Iterable[Place], root: Path, sources: SourceLines) -> list[str]:
+def location_lines(places: list[Place], root: Path | str, sources: SourceLines) -> list[str]:
     """`path:line:column  <source line>`, 1-based, sorted by path then position."""
-    shown = sorted((display_path(place.path, root), place) for place in places)
+    root_text, line_of = os.fspath(root), sources.line
+    shown = [(_display(place.path, root_text), place) for place in places]
+    if len(shown) > 1:
+        shown.sort()
     return [
-        f"{path}:{place.line + 1}:{place.column + 1}  {sources.line(place.path, place.line).strip()}"
+        f"{path}:{place.line + 1}:{place.column + 1}  {line_of(place.path, place.line).strip()}"
         for path, place in shown
     ]
 

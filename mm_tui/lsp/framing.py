@@ -4,6 +4,12 @@ Kept as plain JSON on the way in: each action reads what it needs, leniently, so
 answer becomes a failure line instead of a silent hang (python-lsp-server's `initialize`
 answer does not decode into lsprotocol 2025's classes). Junk on a server's stdout — a header
 without a length, a body that is not JSON — is skipped, and the next frame is read.
+
+msgspec encodes and decodes a frame in one C call each (the json module's Python layers cost
+a warm request several microseconds: issue 13's bench); the json module stays the fallback
+for what msgspec refuses or writes differently: invalid UTF-8 and non-standard JSON read by
+the server, non-ASCII text to escape, lsprotocol objects (msgspec would write their Python
+field names, not the protocol's).
 """
 
 from __future__ import annotations
@@ -14,17 +20,33 @@ import logging
 import re
 from typing import Any
 
+import msgspec
+
 log = logging.getLogger(__name__)
 
 _HEADER_END = b"\r\n\r\n"
 _LENGTH_FIELD = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
+_LENGTH_PREFIX = b"Content-Length: "
 #: Bytes kept while no header end shows up: junk longer than this is dropped.
 _JUNK_LIMIT = 1 << 20
+#: The types of `params` and `result` msgspec is given; another (an lsprotocol object) goes
+#: through the json module, which asks lsprotocol's converter for its protocol form.
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 def frame(message: dict[str, Any]) -> bytes:
-    """One message as the bytes of its frame (ASCII JSON: non-ASCII text stays escaped)."""
-    body = _encoder().encode(message).encode()
+    """One message as the bytes of its frame (ASCII JSON: non-ASCII text stays escaped).
+
+    `params` and `result` are plain JSON values, or one lsprotocol object (not nested in a
+    plain value: msgspec would write it with its Python field names)."""
+    body = b""
+    if type(message.get("params")) in _PLAIN and type(message.get("result")) in _PLAIN:
+        try:
+            body = _FAST_ENCODER.encode(message)
+        except (TypeError, msgspec.EncodeError):  # a value msgspec cannot write
+            body = b""
+    if not body.isascii() or not body:  # msgspec writes UTF-8: the json module escapes it
+        body = _encoder().encode(message).encode()
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 
@@ -52,11 +74,14 @@ class FrameReader:
             del buffer[:end]
             self._body_at = -1
             try:
-                message = _DECODER.decode(body.decode("utf-8", "replace"))
-            except ValueError:
-                log.debug("a frame that is not JSON was skipped: %r", body[:200])
-                continue
-            if isinstance(message, dict):
+                message = _FAST_DECODER.decode(body)
+            except msgspec.DecodeError:  # invalid UTF-8, NaN, a lone surrogate…: as before
+                try:
+                    message = _DECODER.decode(body.decode("utf-8", "replace"))
+                except ValueError:
+                    log.debug("a frame that is not JSON was skipped: %r", body[:200])
+                    continue
+            if type(message) is dict:
                 return message
             log.debug("a frame that is not a JSON object was skipped: %r", body[:200])
         return None
@@ -91,11 +116,15 @@ class FrameReader:
 
 def _content_length(header: bytes) -> int | None:
     """The header's length field, found even after junk on its line."""
+    if header.startswith(_LENGTH_PREFIX) and header[16:].isdigit():  # the usual one header
+        return int(header[16:])
     found = _LENGTH_FIELD.search(header)
     return int(found.group(1)) if found else None
 
 
 _DECODER = json.JSONDecoder()
+_FAST_DECODER = msgspec.json.Decoder()
+_FAST_ENCODER = msgspec.json.Encoder()
 
 
 @functools.cache

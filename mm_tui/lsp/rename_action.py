@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mm_tui.lsp.actions import ActionContext, first_answer, references, when_ready
@@ -51,7 +51,7 @@ def needs_new_name(shown: str, symbol: str) -> str:
 
 def rename(
     context: ActionContext,
-    targets: list[Occurrence],
+    targets: Sequence[Occurrence],
     new_name: str,
     *,
     write: bool,

@@ -72,7 +72,7 @@ class LspWorkspace:
         self.root = Path(os.path.realpath(root))
         self.timeouts = timeouts or Timeouts()
         self._watch = CallWatch()
-        self._by_suffix: dict[str, LspServerSpec | None] = {}
+        self._by_path: dict[str, LspServerSpec | None] = {}
         self._root_text = str(self.root)
         self._connections: dict[tuple[str, Path], ServerConnection] = {}
         self._call_lock = threading.Lock()
@@ -168,15 +168,13 @@ class LspWorkspace:
             stopper.join(limit)
         return {c.name: c.process.returncode if c.process else None for c in connections}
 
-    def _resolve(self, raw: str) -> Path:
-        return _resolved(raw, str(self.root))
-
-    def _server_for(self, path: Path) -> LspServerSpec | None:
-        """`server_for`, decided once per extension (the specs do not change)."""
-        suffix = path.suffix
-        if suffix not in self._by_suffix:
-            self._by_suffix[suffix] = server_for(path, self.specs)
-        return self._by_suffix[suffix]
+    def _server_for(self, path: str) -> LspServerSpec | None:
+        """`server_for`, decided once per file (the specs do not change)."""
+        try:
+            return self._by_path[path]
+        except KeyError:
+            spec = self._by_path[path] = server_for(Path(path), self.specs)
+            return spec
 
     def _configured(self) -> str:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
@@ -193,8 +191,8 @@ class LspWorkspace:
             return Failed(UNKNOWN_ACTION.format(action=quoted(query.action)))
         if not query.path.strip().strip(_QUOTES):
             return Failed(PATH_NEEDED)
-        path = self._resolve(query.path)
-        shown = display_path(path, self.root)
+        path = _resolved(query.path, self._root_text)  # as text: no pathlib on the warm path
+        shown = display_path(path, self._root_text)
         try:
             text = self._disk.read(path)  # the disk is the truth (SPEC §1); stat first
         except FileNotFoundError:
@@ -207,7 +205,7 @@ class LspWorkspace:
         if spec is None:
             return Failed(NO_SERVER.format(path=shown, configured=self._configured()))
 
-        targets: list[Occurrence] = []
+        targets: tuple[Occurrence, ...] = ()
         new_name = ""
         if action in POSITIONAL_ACTIONS:
             if action == "rename":
@@ -267,9 +265,9 @@ class LspWorkspace:
             return diagnostics(context)
         return rename(context, targets, new_name, write=write, before_write=before_write)
 
-    def _connection_for(self, spec: LspServerSpec, path: Path) -> ServerConnection | Failed:
+    def _connection_for(self, spec: LspServerSpec, path: str) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
-        root = _server_root(str(path), self._root_text, tuple(spec.root_markers))
+        root = _server_root(path, self._root_text, tuple(spec.root_markers))
         key = (spec.name, root)
         connection = self._connections.get(key)
         if connection is not None and not connection.exited:
@@ -297,18 +295,18 @@ class _Asked(NamedTuple):
     """What a call asks, once its file is read and its places found."""
 
     action: str
-    path: Path
+    path: str
     shown: str
     text: str
-    targets: list[Occurrence]
+    targets: tuple[Occurrence, ...]
     new_name: str
 
 
 @functools.lru_cache(maxsize=1024)
-def _resolved(raw: str, root: str) -> Path:
+def _resolved(raw: str, root: str) -> str:
     """The absolute path a call names (remembered: a pure function of its text and root)."""
     text = os.path.expanduser(raw.strip().strip(_QUOTES).strip())
-    return Path(os.path.normpath(os.path.join(root, text)))
+    return os.path.normpath(os.path.join(root, text))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -318,10 +316,12 @@ def _server_root(path: str, root: str, markers: tuple[str, ...]) -> Path:
     return find_server_root(Path(path), Path(root), markers)
 
 
+@functools.lru_cache(maxsize=64)
 def _targets(
     action: str, text: str, shown: str, symbol: str, line: int, column: int
-) -> list[Occurrence] | Failed:
-    """The places to ask about, in order, or the refusal that explains why there are none."""
+) -> tuple[Occurrence, ...] | Failed:
+    """The places to ask about, in order, or the refusal that explains why there are none.
+    Remembered: a pure function of the file's text and the call (a warm call asks again)."""
     for field, value in (("line", line), ("column", column)):
         if value < 0:
             return Failed(NEGATIVE_POSITION.format(field=field, value=value))
@@ -336,10 +336,10 @@ def _targets(
             return Failed(SYMBOL_NOT_FOUND.format(symbol=symbol, path=shown))
         if line and column:  # the occurrence under the column first, the others after
             occurrences.sort(key=lambda o: not (o.column < column <= o.column + len(symbol)))
-        return occurrences
+        return tuple(occurrences)
     if line and column:
         line_text = shared_lines(text)[line - 1]
         if column > len(line_text):
             return Failed(COLUMN_PAST_END.format(column=column, line=line, count=len(line_text)))
-        return [Occurrence(line - 1, column - 1)]
+        return (Occurrence(line - 1, column - 1),)
     return Failed(SYMBOL_NEEDED.format(action=action, path=shown))
