@@ -124,7 +124,7 @@ def wire_locations(answer: Any) -> list[WireLocation]:
             if tuple(map(type, at)) == _WHOLE_LOCATION and at[0] and min(at[1:]) >= 0:
                 locations.append(WireLocation(key_of_uri(at[0]), *at[1:]))
                 continue
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, NotAFile):  # read (or skipped, said why) below
             pass
         if not isinstance(item, dict):
             continue

@@ -112,6 +112,8 @@ def location(**fields: Any) -> dict[str, Any]:
             {"targetUri": "file:///p/b.py", "targetSelectionRange": location()["range"]},
             WireLocation("/p/b.py", 4, 4, 4, 9),
         ),
+        (location(uri="untitled:Untitled-1"), None),  # no file: skipped, not a failure
+        (location(uri="file:///p/a%00.py"), None),
         (["file:///p/a.py"], None),
         ("file:///p/a.py", None),
         (None, None),
