@@ -12,10 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
@@ -35,21 +34,16 @@ from mm_tui.agent.events import (
     TurnSummary,
     Usage,
 )
-from mm_tui.agent.port import AgentPort
-from mm_tui.app_clock import WindowClock
+from mm_tui.app_core import WindowCore
 from mm_tui.surface import ScreenSurface
-from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
-from mm_tui.widgets.output_viewer import OutputViewer
+from mm_tui.widgets.keys_footer import KeysFooter
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
-from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
-from mm_tui.widgets.session_picker import SessionPicker
 from mm_tui.widgets.slash_menu import SlashMenu
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
-from mm_tui.widgets.trust_screen import TrustScreen
 from mm_tui.window import event_bridge as notes
 from mm_tui.window.commands import SlashCommands
 from mm_tui.window.notifications import QUESTION_WAITS, TURN_DONE, TURN_FAILED
@@ -58,14 +52,13 @@ from mm_tui.window.turns import TurnController
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
+    from mm_tui.widgets.first_run import ServerCheck
     from mm_tui.window.project_trust import ProjectTrust
 
 log = logging.getLogger(__name__)
 
-AGENT_FAILED = "the agent could not start: {error}"
 
-
-class MMApp(WindowClock):
+class MMApp(WindowCore):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
     It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
@@ -103,14 +96,11 @@ class MMApp(WindowClock):
         `first_run`: the server check whose findings open the empty transcript.
         `trust`: a project to ask about before the core is built (issue 11).
         `pick_session`: open `/resume`'s picker once the core is ready (`--resume` alone)."""
-        super().__init__(config)
+        super().__init__(config, agent_factory, build_in_worker=build_in_worker, trust=trust)
         self.cwd = cwd
-        self.agent_factory = agent_factory
-        self.build_in_worker = build_in_worker
         self.clock = clock
         self.still = still
         self.first_run = first_run
-        self.project_trust = trust
         self.pick_session = pick_session
         self.bridge = notes.EventBridge(self)
         self.history = PromptHistory(
@@ -132,7 +122,7 @@ class MMApp(WindowClock):
         yield QueuedMessages(id="queue")
         yield StatusLine(id="status-line")
         yield PromptInput(self.history, root=self.cwd, id="prompt")
-        yield Footer(show_command_palette=False)
+        yield KeysFooter(show_command_palette=False)
 
     def on_mount(self) -> None:
         prompt = self.query_one(PromptInput)
@@ -141,52 +131,19 @@ class MMApp(WindowClock):
         self.apply_preferences()
         self.query_one(SlashMenu).display = False
         if self.first_run is not None:
+            from mm_tui.widgets.first_run import FirstRunPanel
+
             self.transcript.mount(FirstRunPanel(self.first_run, url=self.config.base_url))
-        factory = self.agent_factory
-        if factory is not None and not self.build_in_worker:
-            self._build_now(factory)
+        self.start_core()  # a replay now; the live core once the first frame is drawn
         self.turns.refresh_top_line()
         if not self.still:
             self.start_clock()
-        if factory is not None and self.build_in_worker and self.project_trust is not None:
-            question = TrustScreen(self.project_trust.question)
-            self.push_screen(question, self._trust_answered)  # the core waits for the answer
-        elif factory is not None and self.build_in_worker:
-            # After the first frame: building the Agent imports openai, which would hold the
-            # GIL while the window draws itself.
-            self.call_after_refresh(self._build_agent, factory)
-
-    def _trust_answered(self, trusted: bool | None) -> None:
-        """The project is trusted (the config is loaded again) or not; the core starts."""
-        assert self.project_trust is not None
-        if (obeyed := self.project_trust.answer(trusted)) is not None:
-            self.config, self.agent_factory = obeyed
-        if self.agent_factory is not None:
-            self._build_agent(self.agent_factory)
 
     def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
         return self.turns, self.bridge
 
-    # -- building the port ----------------------------------------------------------------
-
-    def _make_port(self, factory: PortFactory) -> AgentPort | None:
-        try:
-            return factory(self.bridge)
-        except Exception as error:  # a bad server or config must not crash the window
-            log.exception("the agent could not start")
-            self.bridge(Notice("error", AGENT_FAILED.format(error=error)))
-            return None
-
-    @work(thread=True, exit_on_error=False, group="agent")
-    def _build_agent(self, factory: PortFactory) -> None:
-        if (port := self._make_port(factory)) is not None:
-            self.bridge(notes.AgentReady(port))
-
-    def _build_now(self, factory: PortFactory) -> None:
-        if (port := self._make_port(factory)) is not None:
-            self.call_later(self.surface.show_resumed, port)
-            for notice in self.turns.port_ready(port):
-                self.surface.say(notice.level, notice.text)
+    def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
+        return self.bridge, self.turns, self.surface
 
     def full_output(self, call_id: str) -> str | None:
         """The core's kept copy of a call's whole output (Ctrl+O on a row)."""
@@ -238,8 +195,8 @@ class MMApp(WindowClock):
             case ToolOutputDelta(call_id=call_id, text=text):
                 if (row := transcript.rows.get(call_id)) is not None:
                     row.add_output(text)
-                if isinstance(self.screen, OutputViewer) and self.screen.call_id == call_id:
-                    self.screen.append(text)
+                if (viewer := self.open_viewer()) is not None and viewer.call_id == call_id:
+                    viewer.append(text)
             case SpinnerChanged(state=state):
                 self.status_line.state = state
             case ReasoningDelta(text=text):
@@ -291,6 +248,8 @@ class MMApp(WindowClock):
                 if self.pick_session:
                     turns.resume("")
             case notes.ModelsListed(models=models, current=current):
+                from mm_tui.widgets.pickers import ModelPicker
+
                 self.push_screen(ModelPicker(list(models), current), turns.choose_model)
             case notes.TopLineChanged():
                 turns.refresh_top_line()
@@ -298,6 +257,8 @@ class MMApp(WindowClock):
                 if (typed := turns.undone(result)) is not None:
                     self.query_one(PromptInput).put_back(typed)
             case notes.SessionsListed(sessions=sessions, current=current):
+                from mm_tui.widgets.session_picker import SessionPicker
+
                 picker = SessionPicker(sessions, current, blink=not self.still)
                 self.push_screen(picker, turns.choose_session)
             case notes.SessionOpened(notices=said, switched=switched):

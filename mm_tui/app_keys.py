@@ -7,17 +7,22 @@ app module keeps to drawing the core's events.
 
 from __future__ import annotations
 
+import sys
+from typing import TYPE_CHECKING
+
 from textual import events, on
 from textual.actions import SkipAction
 from textual.app import App
 from textual.binding import Binding
 
 from mm_tui.agent.events import ToolStatus
-from mm_tui.widgets.output_viewer import viewer_for_row
 from mm_tui.widgets.prompt import PromptInput, remember_paste
 from mm_tui.widgets.status_line import StatusLine
 from mm_tui.widgets.tool_row import ToolRow
 from mm_tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from mm_tui.widgets.output_viewer import OutputViewer
 
 
 class WindowKeys(App[int]):
@@ -87,9 +92,21 @@ class WindowKeys(App[int]):
             remember_paste(prompt.pastes, event.text)
             prompt.insert(event.text)
 
+    def open_viewer(self) -> OutputViewer | None:
+        """The full-output viewer when it is the screen shown (its module is imported with
+        the first one opened, not at start-up)."""
+        if "mm_tui.widgets.output_viewer" not in sys.modules:
+            return None
+        from mm_tui.widgets.output_viewer import OutputViewer
+
+        screen = self.screen
+        return screen if isinstance(screen, OutputViewer) else None
+
     @on(ToolRow.OutputRequested)
     def _open_output(self, message: ToolRow.OutputRequested) -> None:
         """Ctrl+O on a row: its whole output, full screen."""
+        from mm_tui.widgets.output_viewer import viewer_for_row
+
         row, running = message.row, message.row.status is ToolStatus.RUNNING
         kept = None if running else self.full_output(row.call_id)
         self.push_screen(viewer_for_row(row.call_id, row.title, row.output, kept, running=running))

@@ -21,15 +21,6 @@ from textual.theme import Theme
 from mm_tui.agent.config.preferences import PreferenceNotSaved, save_preference
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.app_keys import WindowKeys
-from mm_tui.keymap import effective_keys, keymap_problems
-from mm_tui.widgets.file_picker import FilePicker
-from mm_tui.widgets.help_screen import KEY_HELP, HelpScreen
-from mm_tui.widgets.output_viewer import OutputViewer
-from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
-from mm_tui.widgets.pickers import GrantsScreen, ModelPicker
-from mm_tui.widgets.prompt import PromptInput
-from mm_tui.widgets.session_picker import SessionPicker
-from mm_tui.widgets.tool_row import ToolRow
 from mm_tui.window.notifications import Notifier
 from mm_tui.window.slash_commands import COMMANDS
 
@@ -81,7 +72,17 @@ class WindowPreferences(WindowKeys):
 
     @classmethod
     def binding_owners(cls) -> tuple[type, ...]:
-        """Every class whose bindings have ids a `keymap` may name."""
+        """Every class whose bindings have ids a `keymap` may name (their modules imported
+        here: most are screens the first frame does not show)."""
+        from mm_tui.widgets.file_picker import FilePicker
+        from mm_tui.widgets.help_screen import HelpScreen
+        from mm_tui.widgets.output_viewer import OutputViewer
+        from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
+        from mm_tui.widgets.pickers import GrantsScreen, ModelPicker
+        from mm_tui.widgets.prompt import PromptInput
+        from mm_tui.widgets.session_picker import SessionPicker
+        from mm_tui.widgets.tool_row import ToolRow
+
         return (
             cls,
             PromptInput,
@@ -108,6 +109,9 @@ class WindowPreferences(WindowKeys):
         keymap = {choice.binding_id: choice.keys for choice in self.config.keymap}
         if not keymap:
             return {}
+        from mm_tui.keymap import effective_keys
+        from mm_tui.widgets.help_screen import KEY_HELP
+
         shown = effective_keys(self.binding_owners(), keymap)
         rows = [ids for _, _, ids in KEY_HELP if set(ids) & set(keymap)]
         return {binding_id: shown[binding_id] for ids in rows for binding_id in ids}
@@ -115,6 +119,8 @@ class WindowPreferences(WindowKeys):
     def apply_preferences(self) -> None:
         """At mount: the config's keymap and theme; then a chosen theme is saved."""
         if self.config.keymap:  # `mm-tui` stops on a bad entry; here one is left out
+            from mm_tui.keymap import keymap_problems
+
             bad = {b.binding_id for b in keymap_problems(self.config.keymap, self.binding_owners())}
             self.set_keymap(
                 {c.binding_id: c.keys for c in self.config.keymap if c.binding_id not in bad}

@@ -15,6 +15,7 @@ from mm_tui.window.project_trust import ProjectTrust
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
+    from mm_tui.agent.server_check import Finding
 
 
 def run_app(
@@ -61,15 +62,13 @@ def build_app(
 ) -> MMApp:
     """The live window as the CLI opens it (not yet running); it first asks to trust the
     project when its files would change how mm-tui works and `reload` can apply the answer."""
-    from mm_tui.agent.server_check import first_run_findings
-
     pick = resume == ""  # `--resume` alone: the picker, once the core is ready
 
     def factory_for(obeyed: Config) -> PortFactory:
         return live_factory(obeyed, cwd, resume or None, continue_last)
 
     fresh = not resume and not continue_last  # a resumed session has its own start
-    check = (lambda: first_run_findings(config)) if fresh else None
+    check = (lambda: _first_run_findings(config)) if fresh else None
     trust: ProjectTrust | None = None
     if reload is not None:
         from mm_tui.agent.trust_question import trust_question
@@ -86,8 +85,17 @@ def build_app(
     )
 
 
+def _first_run_findings(config: Config) -> list[Finding]:
+    """The window's server check, run in the panel's worker (its imports too: urllib, http)."""
+    from mm_tui.agent.server_check import first_run_findings
+
+    return first_run_findings(config)
+
+
 def keymap_errors(config: Config) -> list[str]:
     """One line per unusable `keymap` entry, named as any config error is (SPEC §2)."""
+    if not config.keymap:  # the keys' owners are screens the first frame does not import
+        return []
     return [
         f"config error in {config.source} line {bad.line}: key 'keymap.{bad.binding_id}': {bad.keys}"
         for bad in keymap_problems(config.keymap, MMApp.binding_owners())

@@ -14,8 +14,6 @@ from textual.app import App
 
 from mm_tui.agent.events import Notice, NoticeLevel
 from mm_tui.agent.port import AgentPort, PermissionState, TopLineView
-from mm_tui.widgets.help_screen import HelpScreen
-from mm_tui.widgets.pickers import GrantsScreen
 from mm_tui.widgets.prompt import PromptInput, fold_pastes
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
 from mm_tui.widgets.tool_row import format_duration
@@ -108,10 +106,14 @@ class ScreenSurface:
             await self.transcript.add_notice(notice.level, notice.text)
 
     def open_help(self) -> None:
+        from mm_tui.widgets.help_screen import HelpScreen
+
         if not isinstance(self.app.screen, HelpScreen):
             self.app.push_screen(HelpScreen(self.help_keys() if self.help_keys else None))
 
     def open_grants(self, state: PermissionState, on_close: Callable[[Set[str]], None]) -> None:
+        from mm_tui.widgets.pickers import GrantsScreen
+
         screen = GrantsScreen(
             set(state.grants), permissions=state.mode, yolo=state.yolo, rules=state.rules
         )

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from mm_tui.agent.server_check import Finding
 from mm_tui.support.terminal_text import one_line
+
+if TYPE_CHECKING:
+    from mm_tui.agent.server_check import Finding
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +31,7 @@ HINTS: tuple[str, ...] = (
 )
 MARKS = {"ok": ("✓", "$success"), "warning": ("!", "$warning"), "problem": ("✗", "$error")}
 
-ServerCheck = Callable[[], list[Finding]]
+ServerCheck = Callable[[], "list[Finding]"]
 
 
 class FirstRunPanel(Static):
@@ -56,7 +59,9 @@ class FirstRunPanel(Static):
         self.findings: list[Finding] | None = None
 
     def on_mount(self) -> None:
-        self._run_check()
+        # After the frame that shows "checking…": the check (urllib, its own imports) would
+        # hold the GIL while the window draws its first frame.
+        self.call_after_refresh(self._run_check)
 
     @work(thread=True, exit_on_error=False, group="first-run")
     def _run_check(self) -> None:
@@ -64,6 +69,8 @@ class FirstRunPanel(Static):
             findings = self.check()
         except Exception as exc:  # a check must never take the window down
             log.debug("server check failed", exc_info=True)
+            from mm_tui.agent.server_check import Finding
+
             findings = [Finding("server", "warning", CHECK_FAILED.format(error=exc))]
         self.post_message(self.Checked(findings))
 

@@ -1,0 +1,137 @@
+"""How the window gets its core (issue 16): at mount for a replay, after the trust question,
+and otherwise in a worker thread that starts the moment the first frame is on screen.
+
+Building the live Agent imports openai and builds its client (~0.8 s of CPU). Python runs one
+thread at a time, so that work must neither delay the first frame (it starts on Textual's
+`Ready`, sent once the first frame is drawn) nor wait for anything after it (a message typed
+at once waits for the core). While it runs, the collector is paused: the import allocates
+hundreds of thousands of objects, and every full collection it triggered walked all of the
+window's widgets too (~0.1 s of the first answer's wait). What start-up built is then frozen
+out of the collector's sight; `Transcript.on_unmount` gives it back when the window closes.
+
+A base class of `MMApp` (like `WindowClock`), so the app module keeps to drawing events.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from mm_tui.agent.events import Notice
+from mm_tui.app_clock import WindowClock
+from mm_tui.window import event_bridge as notes
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from mm_tui.agent.config import Config
+    from mm_tui.agent.port import AgentPort
+    from mm_tui.surface import ScreenSurface
+    from mm_tui.window.ports import PortFactory
+    from mm_tui.window.project_trust import ProjectTrust
+    from mm_tui.window.turns import TurnController
+
+log = logging.getLogger(__name__)
+
+AGENT_FAILED = "the agent could not start: {error}"
+
+
+@contextmanager
+def collector_paused(freeze: Callable[[], bool]) -> Iterator[None]:
+    """No cyclic garbage collection inside (the process's collector: the window's thread too,
+    for the second or so the core takes to build); then, when `freeze()` says so (the window
+    is still open), everything alive frozen out of the collector's sight (the modules and
+    classes just imported live as long as the process: the first collection after would
+    walk them all, ~60 ms); the collector back as it was, even on error."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze():
+            gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+class WindowCore(WindowClock):
+    """Builds the port to the core; `MMApp` provides the factory, the bridge and the turns."""
+
+    def __init__(
+        self,
+        config: Config,
+        agent_factory: PortFactory | None,
+        *,
+        build_in_worker: bool,
+        trust: ProjectTrust | None,
+    ) -> None:
+        super().__init__(config)
+        self.agent_factory = agent_factory
+        self.build_in_worker = build_in_worker
+        self.project_trust = trust
+        #: The worker building the core: None until the first frame is drawn (or without one).
+        self.core_worker: Worker[None] | None = None
+
+    def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
+        """The app's bridge (the core's sink), its turns and its surface."""
+        raise NotImplementedError
+
+    def start_core(self) -> None:
+        """At mount: a replay's port now (its top line is right from the first frame); the
+        trust question first when the project asks for it; else the core waits for `Ready`."""
+        factory = self.agent_factory
+        if factory is None:
+            return
+        if not self.build_in_worker:
+            if (port := self._make_port(factory)) is not None:
+                _, turns, surface = self.core_parts()
+                self.call_later(surface.show_resumed, port)
+                for notice in turns.port_ready(port):
+                    surface.say(notice.level, notice.text)
+        elif self.project_trust is not None:
+            from mm_tui.widgets.trust_screen import TrustScreen
+
+            question = TrustScreen(self.project_trust.question)
+            self.push_screen(question, self._trust_answered)  # the core waits for the answer
+
+    def on_ready(self) -> None:
+        """Textual's `Ready`: the first frame is on screen, the core's build starts now."""
+        factory = self.agent_factory
+        if factory is not None and self.build_in_worker and self.project_trust is None:
+            self._build_in_worker(factory)
+
+    def _trust_answered(self, trusted: bool | None) -> None:
+        """The project is trusted (the config is loaded again) or not; the core starts."""
+        assert self.project_trust is not None
+        if (obeyed := self.project_trust.answer(trusted)) is not None:
+            self.config, self.agent_factory = obeyed
+        if self.agent_factory is not None:
+            self._build_in_worker(self.agent_factory)
+
+    def _build_in_worker(self, factory: PortFactory) -> None:
+        self.core_worker = self.run_worker(
+            lambda: self._build_agent(factory),
+            name="core",
+            group="agent",
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _build_agent(self, factory: PortFactory) -> None:
+        """In the worker thread: build the port, then hand it to the window."""
+        with collector_paused(freeze=lambda: self.is_running):
+            port = self._make_port(factory)
+        if port is not None:
+            self.core_parts()[0](notes.AgentReady(port))
+
+    def _make_port(self, factory: PortFactory) -> AgentPort | None:
+        bridge = self.core_parts()[0]
+        try:
+            return factory(bridge)
+        except Exception as error:  # a bad server or config must not crash the window
+            log.exception("the agent could not start")
+            bridge(Notice("error", AGENT_FAILED.format(error=error)))
+            return None

@@ -1,0 +1,219 @@
+"""Start-up (issue 16): the core is built in a worker begun by the first frame, a message sent
+before it is ready waits for it and is answered, and the footer is rebuilt only when its keys
+change. Nothing here is timed: the order of what happens is observed."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mm_tui.agent.config import Config
+from mm_tui.agent.port import AgentPort
+from mm_tui.app import MMApp
+from mm_tui.app_core import collector_paused
+from mm_tui.scripted_server import Reply
+from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.blocks import UserMessage
+from mm_tui.widgets.keys_footer import KeysFooter
+from mm_tui.widgets.status_line import QueuedMessages
+from mm_tui.window.ports import PortFactory, live_factory
+from tests.window.conftest import send, settle, wait_for
+from tests.window.test_window_conversation import turn_over
+
+pytestmark = pytest.mark.anyio
+
+
+class FramesSeen(MMApp):
+    """The window, noting each frame it draws and whether the core's build had begun then.
+
+    `_display` is what Textual calls with each frame it draws (the benches time frames there)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.frames_seen: list[bool] = []  # per frame: had the core's build been started?
+
+    def _display(self, screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            self.frames_seen.append(self.core_worker is not None)
+        super()._display(screen, renderable)
+
+
+class HeldFactory:
+    """A port factory that notes the thread and the frames drawn when it is called, then
+    holds the build until the test lets it go (a core still importing openai)."""
+
+    def __init__(self, factory: PortFactory, app: Callable[[], FramesSeen]) -> None:
+        self.factory = factory
+        self.app = app
+        self.called = threading.Event()
+        self.release = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.frames_before = -1
+
+    def __call__(self, sink: Any) -> AgentPort:
+        self.thread = threading.current_thread()
+        self.frames_before = len(self.app().frames_seen)
+        self.called.set()
+        assert self.release.wait(30), "the test never let the core's build go"
+        return self.factory(sink)
+
+
+def live_window(server: Any, project: Path, tmp_path: Path) -> tuple[FramesSeen, HeldFactory]:
+    config = Config(base_url=server.base_url, model="scripted-model", lsp_servers=())
+    apps: list[FramesSeen] = []
+    held = HeldFactory(live_factory(config, project), lambda: apps[0])
+    app = FramesSeen(config, project, agent_factory=held, history_path=tmp_path / "h.jsonl")
+    apps.append(app)
+    return app, held
+
+
+async def test_the_core_is_built_in_a_worker_begun_by_the_first_frame(
+    model_server: Any, project: Path, tmp_path: Path
+) -> None:
+    app, held = live_window(model_server, project, tmp_path)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, held.called.is_set, "the core's build begins")
+        # Not before the first frame (it would hold the GIL while the window draws itself)…
+        assert app.frames_seen[0] is False
+        assert held.frames_before >= 1
+        # …and begun by the first frame's `Ready`, with nothing typed: the worker it runs in.
+        worker = app.core_worker
+        assert worker is not None and worker.name == "core"
+        assert held.thread is not None and held.thread is not threading.main_thread()
+        assert app.turns.port is None
+        held.release.set()
+        await wait_for(pilot, lambda: app.turns.port is not None, "the core is ready")
+
+
+async def test_a_message_sent_before_the_core_is_ready_waits_and_is_answered(
+    model_server: Any, project: Path, tmp_path: Path
+) -> None:
+    model_server.enqueue(Reply(text="Here is the answer."))
+    app, held = live_window(model_server, project, tmp_path)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, held.called.is_set, "the core's build begins")
+        await send(pilot, "what does this project do?")
+        await settle(pilot)
+        assert list(app.turns.queue) == ["what does this project do?"]
+        assert app.query_one(QueuedMessages).display
+        assert not app.query(UserMessage) and not model_server.requests
+        held.release.set()
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert [message.text for message in app.query(UserMessage)] == [
+            "what does this project do?"
+        ]
+        assert app.query_one(AnswerBlock).to_markdown() == "Here is the answer."
+        assert len(model_server.requests) == 1
+        assert model_server.requests[0]["messages"][-1]["content"].endswith(
+            "what does this project do?"
+        )
+        assert not app.turns.queue and not app.query_one(QueuedMessages).display
+
+
+async def test_esc_and_ctrl_c_before_the_core_is_ready_keep_the_message(
+    model_server: Any, project: Path, tmp_path: Path
+) -> None:
+    model_server.enqueue(Reply(text="Still answered."))
+    app, held = live_window(model_server, project, tmp_path)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, held.called.is_set, "the core's build begins")
+        await send(pilot, "hello")
+        await pilot.press("escape")
+        await pilot.press("ctrl+c")
+        await settle(pilot)
+        assert list(app.turns.queue) == ["hello"] and app.is_running
+        held.release.set()
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        assert app.query_one(AnswerBlock).to_markdown() == "Still answered."
+
+
+async def test_quitting_before_the_core_is_ready_leaves_at_once(
+    model_server: Any, project: Path, tmp_path: Path
+) -> None:
+    app, held = live_window(model_server, project, tmp_path)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, held.called.is_set, "the core's build begins")
+        await pilot.press("ctrl+q")
+        await settle(pilot)
+        assert not app.is_running
+        assert app.return_code == 0
+    held.release.set()  # the build ends after the window: nothing is drawn, nothing breaks
+
+
+def descriptions(keys: list[Any]) -> list[str]:
+    return [str(getattr(key, "description", "")) for key in keys]
+
+
+async def test_the_footer_is_rebuilt_only_when_its_keys_change(
+    still_app: Callable[..., MMApp],
+) -> None:
+    app = still_app()
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        footer = app.query_one(KeysFooter)
+        before = list(footer.children)  # held: a rebuilt footer has other widgets
+        assert "Help" in descriptions(before)
+        app.refresh_bindings()  # nothing shown changes: the same key widgets stay
+        await settle(pilot)
+        assert len(footer.children) == len(before)
+        assert all(now is then for now, then in zip(footer.children, before, strict=True))
+        app.turns.submit("a message while no core is there")  # Alt+↑ now edits it
+        await settle(pilot)
+        assert "Edit queued" in descriptions(list(footer.children))
+        assert "Edit queued" not in descriptions(before)
+
+
+def test_the_collector_is_paused_while_the_core_is_built_then_back() -> None:
+    assert gc.isenabled()
+    with collector_paused(freeze=lambda: False):
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused(freeze=lambda: False):
+        raise RuntimeError("a factory that fails")
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    try:
+        with collector_paused(freeze=lambda: True):
+            kept = [object() for _ in range(10)]
+        assert gc.get_freeze_count() >= frozen + len(kept)
+    finally:
+        gc.unfreeze()
+
+
+#: Modules the first frame does without: screens it does not show, the server check, the
+#: answer's Markdown, the core's client. Each is imported where first needed.
+NOT_AT_START = (
+    "openai",
+    "markdown_it",
+    "mm_tui.agent.agent",
+    "mm_tui.agent.server_check",
+    "mm_tui.widgets.answer_blocks",
+    "mm_tui.widgets.file_picker",
+    "mm_tui.widgets.first_run",
+    "mm_tui.widgets.help_screen",
+    "mm_tui.widgets.output_viewer",
+    "mm_tui.widgets.pickers",
+    "mm_tui.widgets.session_picker",
+    "mm_tui.widgets.trust_screen",
+    "pathspec",
+    "urllib.request",
+)
+
+
+def test_the_window_module_imports_nothing_the_first_frame_does_not_show() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mm_tui.app, mm_tui.window.ports, mm_tui.agent.config\n"
+        f"print(sorted(set({NOT_AT_START!r}) & set(sys.modules)))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
