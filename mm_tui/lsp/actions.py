@@ -84,6 +84,7 @@ class ActionContext:
         "document",
         "path",
         "root",
+        "root_text",
         "shown",
         "unsure",
     )
@@ -95,9 +96,11 @@ class ActionContext:
         path: str,
         shown: str,  # the file's path as the model reads it
         document: SyncedDocument,
+        root_text: str | None = None,  # `root` as text, when the caller has it
     ) -> None:
         self.connection, self.root, self.path = connection, root, path
         self.shown, self.document = shown, document
+        self.root_text = os.fspath(root) if root_text is None else root_text
         #: Set by an answer that looks like a loading server's (see the module's docstring):
         #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too,
         #: STALE (an error answer that says to ask again) always, within the bound.
@@ -276,7 +279,7 @@ def definition(context: ActionContext, targets: Sequence[Occurrence]) -> Text | 
         if not places:
             return None
         context.unsure[0] = IMPORT_ONLY if only_imports_of_the_file(context, places) else ""
-        return Text("\n".join(location_lines(places, context.root, context.sources())))
+        return Text("\n".join(location_lines(places, context.root_text, context.sources())))
 
     return when_ready(context, lambda: first_answer(context, "definition", targets, ask))
 
@@ -293,7 +296,7 @@ def references(context: ActionContext, targets: Sequence[Occurrence]) -> Text | 
         local = all(place.path == context.document.key for place in places)
         context.unsure[0] = LOCAL_ONLY if local else ""
         header = REFERENCES_HEADER.format(count=len(places))
-        lines = location_lines(places, context.root, context.sources())
+        lines = location_lines(places, context.root_text, context.sources())
         return Text("\n".join([header, *lines]))
 
     return when_ready(context, lambda: first_answer(context, "references", targets, ask))

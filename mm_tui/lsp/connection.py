@@ -286,7 +286,7 @@ class ServerConnection:
         limit = self.timeouts.request if timeout is None else timeout
         grace = self.timeouts.indexing if timeout is None else 0.0
         try:
-            return channel.request(method, params, limit, grace, lambda: self.state.loading)
+            return channel.request(method, params, limit, grace, self._loading)
         except AnswerError as error:
             reason = one_line(error.message, _SAID_CHARS)  # a server's words: one short line
             raise ServerFailure(reason, final=False, code=error.code) from None
@@ -294,6 +294,9 @@ class ServerConnection:
             raise ServerFailure(str(late)) from None
         except ServerGone:
             raise ServerFailure(self.exit_reason()) from None
+
+    def _loading(self) -> bool:
+        return self.state.loading
 
     def notify(self, method: str, params: Any) -> None:
         """Send a notification (fire and forget); raises ServerFailure when it cannot go."""

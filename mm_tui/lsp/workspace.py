@@ -74,7 +74,7 @@ class LspWorkspace:
         self._watch = CallWatch()
         self._by_path: dict[str, LspServerSpec | None] = {}
         self._root_text = str(self.root)
-        self._connections: dict[tuple[str, Path], ServerConnection] = {}
+        self._connections: dict[tuple[str, str], ServerConnection] = {}  # by name and root
         self._call_lock = threading.Lock()
         self._disk = DiskTexts()
         self._closed = False
@@ -94,13 +94,11 @@ class LspWorkspace:
     ) -> Answer:
         """Run one call to its text answer; a rename writes its edits (`before_write` is
         told each file's path first: the agent keeps it for `/undo`)."""
-        return self._call(
-            query, lambda: self._execute(query, write=True, before_write=before_write), cancel
-        )
+        return self._call(query, cancel, True, before_write)
 
     def preview(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
         """What `execute` would answer, writing nothing (a rename returns its diff)."""
-        return self._call(query, lambda: self._execute(query, write=False), cancel)
+        return self._call(query, cancel, False, None)
 
     def server_pids(self) -> dict[str, int]:
         """The process id of each running server, by name (its process group id too)."""
@@ -133,7 +131,11 @@ class LspWorkspace:
     # ---- internals -------------------------------------------------------------------------
 
     def _call(
-        self, query: LspQuery, work: Callable[[], Text | Failed], cancel: threading.Event | None
+        self,
+        query: LspQuery,
+        cancel: threading.Event | None,
+        write: bool,
+        before_write: Callable[[Path], None] | None,
     ) -> Answer:
         if self._closed:
             return Failed(STOPPED)
@@ -142,7 +144,7 @@ class LspWorkspace:
                 return Failed(STOPPED)
             self._watch.begin(cancel, self.call_limit)
             try:
-                return work()
+                return self._execute(query, write, before_write)
             except CallCancelled:
                 return Failed(STOPPED) if self._closed else Interrupted()
             except CallTooLong:
@@ -180,11 +182,7 @@ class LspWorkspace:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
     def _execute(
-        self,
-        query: LspQuery,
-        *,
-        write: bool,
-        before_write: Callable[[Path], None] | None = None,
+        self, query: LspQuery, write: bool, before_write: Callable[[Path], None] | None
     ) -> Text | Failed:
         action = query.action.strip().lower()
         if action not in ACTIONS:
@@ -252,7 +250,7 @@ class LspWorkspace:
             connection.state.wait_for_analysis(
                 document.key, document.version, self.timeouts.diagnostics
             )
-        context = ActionContext(connection, self.root, path, shown, document)
+        context = ActionContext(connection, self.root, path, shown, document, self._root_text)
         if action == "definition":
             return actions.definition(context, targets)
         if action == "references":
@@ -267,7 +265,7 @@ class LspWorkspace:
 
     def _connection_for(self, spec: LspServerSpec, path: str) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""
-        root = _server_root(path, self._root_text, tuple(spec.root_markers))
+        root = _server_root(path, self._root_text, spec.root_markers)
         key = (spec.name, root)
         connection = self._connections.get(key)
         if connection is not None and not connection.exited:
@@ -275,7 +273,7 @@ class LspWorkspace:
         if connection is not None:
             del self._connections[key]
             connection.stop()  # reap what is left of the dead one
-        connection = ServerConnection(spec, root, self.timeouts, self._disk, self._watch)
+        connection = ServerConnection(spec, Path(root), self.timeouts, self._disk, self._watch)
         try:
             connection.start()
         except ServerFailure as failure:
@@ -310,10 +308,10 @@ def _resolved(raw: str, root: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _server_root(path: str, root: str, markers: tuple[str, ...]) -> Path:
+def _server_root(path: str, root: str, markers: tuple[str, ...]) -> str:
     """`find_server_root`, decided once per file for the session (as links are: documents.py);
     the servers are keyed by it, so a file never moves from one server to another."""
-    return find_server_root(Path(path), Path(root), markers)
+    return str(find_server_root(Path(path), Path(root), markers))
 
 
 @functools.lru_cache(maxsize=64)

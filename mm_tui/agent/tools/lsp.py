@@ -165,7 +165,8 @@ class LspTool(Tool):
             query = _query(args, ctx)
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
-        match self._workspace_for_calls().execute(query, ctx.cancel, ctx.before_change):
+        workspace = self._workspace or self._workspace_for_calls()
+        match workspace.execute(query, ctx.cancel, ctx.before_change):
             case Text(text, diff):
                 return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.DONE, diff)
             case Failed(text):
@@ -196,13 +197,13 @@ def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     """The call's fields, read as leniently as a small model needs; ArgumentProblem if not."""
     fields = argument_map(args)
     path = string_field(fields, NAME, "path")
-    return LspQuery(
-        action=string_field(fields, NAME, "action"),
-        path=_absolute(ctx.cwd, path) if path.strip() else "",
-        symbol=_text(fields.get("symbol")),
-        line=integer_field(fields, NAME, "line"),
-        column=integer_field(fields, NAME, "column"),
-        new_name=_text(fields.get("new_name")),
+    return LspQuery(  # positional, optional fields read only when given: a warm call is short
+        string_field(fields, NAME, "action"),
+        _absolute(ctx.cwd, path) if path.strip() else "",
+        _text(fields.get("symbol")),
+        integer_field(fields, NAME, "line") if "line" in fields else 0,
+        integer_field(fields, NAME, "column") if "column" in fields else 0,
+        _text(fields["new_name"]) if "new_name" in fields else "",
     )
 
 
