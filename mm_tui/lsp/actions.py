@@ -121,7 +121,11 @@ class ActionContext:
         """The `textDocument` + wire `position` params for an occurrence."""
         lines = shared_lines(self.document.text)
         line_text = lines[occurrence.line] if occurrence.line < len(lines) else ""
-        character = to_wire_column(line_text, occurrence.column, self.connection.encoding)
+        prefix = line_text[: occurrence.column]
+        if prefix.isascii():  # one unit per character in every encoding
+            character = len(prefix)
+        else:
+            character = to_wire_column(line_text, occurrence.column, self.connection.encoding)
         return {
             "textDocument": {"uri": self.document.uri},
             "position": {"line": occurrence.line, "character": character},
@@ -164,6 +168,8 @@ class ActionContext:
 
     def _open_targets(self, places: list[Place]) -> None:
         documents, disk = self.connection.documents, self.connection.disk
+        if len(places) == 1 and documents.is_open(places[0].path):  # a definition, usually
+            return
         closed = documents.not_open([place.path for place in places])
         if not closed:
             return
@@ -230,11 +236,13 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
     doubtful answer (a loading server may hold the first request for seconds).
     """
     connection, state = context.connection, context.connection.state
-    if state.loading:
+    was_loading = state.loading
+    if was_loading:
         state.wait_until_indexed(connection.timeouts.indexing)
+        was_loading = state.loading
     deadline: float | None = None
     while True:
-        was_loading, mark = state.loading, state.progress_begun
+        mark = state.progress_begun
         context.unsure[0] = ""
         answer = attempt()
         if not context.unsure[0]:  # sure, or a refusal (read-only file…): never retried
@@ -255,6 +263,7 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
             state.wait_until_indexed(remaining)
         else:
             state.wait_for_news(min(_RETRY_PAUSE, remaining))
+        was_loading = state.loading
 
 
 def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> bool:
@@ -278,7 +287,9 @@ def definition(context: ActionContext, targets: Sequence[Occurrence]) -> Text | 
         places = context.places(found, context.name_at(occurrence))
         if not places:
             return None
-        context.unsure[0] = IMPORT_ONLY if only_imports_of_the_file(context, places) else ""
+        key = context.document.key  # an answer in another file is no import line of this one
+        imports = places[0].path == key and only_imports_of_the_file(context, places)
+        context.unsure[0] = IMPORT_ONLY if imports else ""
         return Text("\n".join(location_lines(places, context.root_text, context.sources())))
 
     return when_ready(context, lambda: first_answer(context, "definition", targets, ask))

@@ -99,15 +99,11 @@ class Channel:
         self._pidfd = _pidfd(pid)
         if self._pidfd is not None:
             self._idle_set.register(self._pidfd, select.EPOLLIN)
-        self._eof = False
+        #: Whether the server can no longer be heard (its stdout ended).
+        self.closed = False
         self._stopping = False
         self._idle = threading.Thread(target=self._read_while_idle, name=f"lsp-{name}", daemon=True)
         self._idle.start()
-
-    @property
-    def closed(self) -> bool:
-        """Whether the server can no longer be heard (its stdout ended)."""
-        return self._eof
 
     # ---- the asking thread -----------------------------------------------------------------
 
@@ -131,7 +127,10 @@ class Channel:
         # Inline, not `_reading()` nor `_write()` at first: the warm path counts microseconds.
         if not self._lock.acquire(blocking=False):
             self._acquire(check)
-        self._idle_reads(False)
+        try:
+            self._idle_set.modify(self._stdout, 0)  # `_idle_reads(False)`
+        except (OSError, ValueError):
+            self._idle_reads(False)  # closed, or stopped meanwhile: it knows
         try:
             try:
                 sent = os.write(self._stdin, data)  # a request fits in the pipe, usually
@@ -159,8 +158,9 @@ class Channel:
                 self._cancel_request(message_id)
             raise
         finally:
-            try:
-                self._dispatch_buffered(check)  # what came after the answer, in order
+            try:  # what came after the answer, in order (`_dispatch_buffered`)
+                while self._reader.buffer and (message := self._reader.next_message()) is not None:
+                    self._dispatch(message, check)
             finally:
                 self._idle_reads(True)
                 self._lock.release()
@@ -226,7 +226,7 @@ class Channel:
 
     def _idle_reads(self, on: bool) -> None:
         """Give the idle reader the server's stdout back (`on`), or take it away."""
-        if self._eof:
+        if self.closed:
             return
         try:
             self._idle_set.modify(self._stdout, select.EPOLLIN if on else 0)
@@ -236,10 +236,10 @@ class Channel:
     def _next(self, deadline: float) -> dict[str, Any] | None:
         """The next message (from the buffer, else the pipe), or None at `deadline`."""
         while True:
-            message = self._reader.next_message()
+            message = self._reader.next_message() if self._reader.buffer else None
             if message is not None:
                 return message
-            if self._eof:
+            if self.closed:
                 raise ServerGone
             now = time.monotonic()
             self._watch.check()
@@ -247,7 +247,7 @@ class Channel:
                 return None
             if not self._poll.poll(min(deadline - now, _POLL_SECONDS) * 1000):
                 if self._process_ended() and not self._poll.poll(0):
-                    self._eof = True  # its stdout may live on in a child: do not wait for it
+                    self.closed = True  # its stdout may live on in a child: do not wait for it
                 continue
             self._read_available()
 
@@ -262,7 +262,7 @@ class Channel:
         if data:
             self._reader.feed(data)
         else:
-            self._eof = True
+            self.closed = True
 
     def _write(self, data: bytes, check: Callable[[], None], sent: int = 0) -> None:
         """Write all of `data` (but its first `sent` bytes, already written); while the
@@ -283,13 +283,13 @@ class Channel:
                 check()
             except BaseException:
                 if len(view) < len(data):  # half a frame went: the stream cannot go on
-                    self._eof = True
+                    self.closed = True
                 raise
-            if self._eof and self._process_ended():
+            if self.closed and self._process_ended():
                 raise ServerGone
             waiting = select.poll()
             waiting.register(self._stdin, select.POLLOUT)
-            if not self._eof:
+            if not self.closed:
                 waiting.register(self._stdout, select.POLLIN)
             for fd, _ in waiting.poll(_POLL_SECONDS * 1000):
                 if fd == self._stdout:
@@ -334,7 +334,7 @@ class Channel:
 
     def _cancel_request(self, message_id: str) -> None:
         """Tell the server we stopped waiting; its late answer will be dropped."""
-        if self._eof:
+        if self.closed:
             return
         data = frame({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": message_id}})
         try:
@@ -354,16 +354,16 @@ class Channel:
             if self._stopping:
                 return
             with self._lock:
-                if self._eof or self._stopping:
+                if self.closed or self._stopping:
                     return
                 self._read_available()
                 try:
                     self._dispatch_buffered(_bound(_IDLE_WRITE_SECONDS))
                 except Exception:
                     log.exception("%s: the idle reader failed", self._name)
-                if not self._eof and self._process_ended() and not self._poll.poll(0):
-                    self._eof = True  # ended, its last words read: nothing more will come
-                if self._eof:
+                if not self.closed and self._process_ended() and not self._poll.poll(0):
+                    self.closed = True  # ended, its last words read: nothing more will come
+                if self.closed:
                     return
 
 

@@ -168,8 +168,10 @@ def places_of(locations: list[WireLocation], texts: list[str], encoding: str) ->
     """The places of an answer's locations (`texts`: the source line of each), columns in
     characters, duplicates removed, in order."""
     if len(locations) == 1:  # a definition's usual answer
-        where = locations[0]
-        return [Place(where.path, where.line, from_wire_column(texts[0], where.start, encoding))]
+        where, text = locations[0], texts[0]
+        if text.isascii():  # one unit per character in every encoding
+            return [Place(where.path, where.line, min(where.start, len(text)))]
+        return [Place(where.path, where.line, from_wire_column(text, where.start, encoding))]
     return sorted(
         {
             Place(where.path, where.line, from_wire_column(text, where.start, encoding))
@@ -181,6 +183,10 @@ def places_of(locations: list[WireLocation], texts: list[str], encoding: str) ->
 def location_lines(places: list[Place], root: Path | str, sources: SourceLines) -> list[str]:
     """`path:line:column  <source line>`, 1-based, sorted by path then position."""
     root_text, line_of = os.fspath(root), sources.line
+    if len(places) == 1:  # a definition's usual answer
+        path, line, column = places[0]
+        text = line_of(path, line).strip()
+        return [f"{_display(path, root_text)}:{line + 1}:{column + 1}  {text}"]
     shown = [(_display(place.path, root_text), place) for place in places]
     if len(shown) > 1:
         shown.sort()

@@ -54,19 +54,25 @@ class FrameReader:
     """Bytes in as they come, whole messages out in order."""
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
+        #: The bytes not read yet: looked at by the channel (an empty one holds no message),
+        #: never written but by `feed`.
+        self.buffer = bytearray()
         self._body_at = -1  # where the body of the frame being read starts, once known
         self._length = 0
 
     def feed(self, data: bytes) -> None:
-        self._buffer += data
+        self.buffer += data
 
     def next_message(self) -> dict[str, Any] | None:
         """The next whole message read, or None until more bytes come."""
-        buffer = self._buffer
+        buffer = self.buffer
         while buffer:
-            if self._body_at < 0 and not self._read_header():
-                return None
+            if self._body_at < 0:
+                end = buffer.find(_HEADER_END)  # the usual header: `Content-Length: N` alone
+                if end > 16 and buffer.startswith(_LENGTH_PREFIX) and buffer[16:end].isdigit():
+                    self._body_at, self._length = end + 4, int(buffer[16:end])
+                elif not self._read_header():
+                    return None
             end = self._body_at + self._length
             if len(buffer) < end:
                 return None
@@ -89,16 +95,16 @@ class FrameReader:
     @property
     def holds_message(self) -> bool:
         """Whether a whole frame waits in the buffer (cheap: no decoding)."""
-        if not self._buffer:
+        if not self.buffer:
             return False
         if self._body_at < 0 and not self._read_header():
             return False
-        return len(self._buffer) >= self._body_at + self._length
+        return len(self.buffer) >= self._body_at + self._length
 
     def _read_header(self) -> bool:
         """Find the next frame's header; False until its end has come. A header without a
         length is junk: dropped, and the search goes on after it."""
-        buffer = self._buffer
+        buffer = self.buffer
         while True:
             end = buffer.find(_HEADER_END)
             if end < 0:

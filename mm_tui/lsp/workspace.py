@@ -199,7 +199,7 @@ class LspWorkspace:
             return Failed(NOT_A_FILE.format(path=shown))
         except OSError as error:
             return Failed(CANNOT_READ.format(path=shown, reason=error.strerror))
-        spec = self._server_for(path)
+        spec = self._by_path[path] if path in self._by_path else self._server_for(path)
         if spec is None:
             return Failed(NO_SERVER.format(path=shown, configured=self._configured()))
 

@@ -168,7 +168,9 @@ class LspTool(Tool):
         workspace = self._workspace or self._workspace_for_calls()
         match workspace.execute(query, ctx.cancel, ctx.before_change):
             case Text(text, diff):
-                return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.DONE, diff)
+                if len(text) > ctx.max_output:
+                    text = truncate_output(text, ctx.max_output)
+                return ToolResult(text, ToolStatus.DONE, diff)
             case Failed(text):
                 return ToolResult(truncate_output(text, ctx.max_output), ToolStatus.FAILED)
             case Interrupted():
@@ -195,7 +197,7 @@ class LspTool(Tool):
 
 def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     """The call's fields, read as leniently as a small model needs; ArgumentProblem if not."""
-    fields = argument_map(args)
+    fields = args if type(args) is dict else argument_map(args)
     path = string_field(fields, NAME, "path")
     return LspQuery(  # positional, optional fields read only when given: a warm call is short
         string_field(fields, NAME, "action"),
