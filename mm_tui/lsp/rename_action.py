@@ -38,6 +38,10 @@ RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
 RENAME_FILE_LINE = "{path}: {edits} edit(s)"
 RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
 RENAME_ROLLED_BACK = "[lsp: rename failed: {reason} — every file was restored]"
+NOT_AS_SHOWN = (
+    "the server's edits are not the ones shown when the rename was allowed; "
+    "call rename again to see them"
+)
 
 
 def needs_new_name(shown: str, symbol: str) -> str:
@@ -56,8 +60,13 @@ def rename(
     *,
     write: bool,
     before_write: Callable[[Path], None] | None = None,
+    shown: str | None = None,
 ) -> Text | Failed:
-    """Ask the server for the rename's edits; with `write`, apply them and resync the files."""
+    """Ask the server for the rename's edits; with `write`, apply them and resync the files.
+
+    `shown` is the diff the person allowed (issue 11: what you approve is what runs): the
+    server is asked again to write, and its new answer may differ (a server that changed
+    its mind, or a hostile one); then nothing is written."""
     connection = context.connection
     if connection.young:
         # A server just started may know only the open files: wait as references would
@@ -79,6 +88,8 @@ def rename(
         if not changes:
             return None
         diff = changes_diff(changes, context.root)
+        if write and shown is not None and diff != shown:
+            return Failed(RENAME_REFUSED.format(reason=NOT_AS_SHOWN))
         if write:
             try:
                 write_changes(changes, new_name, before_write)

@@ -91,10 +91,12 @@ class LspWorkspace:
         query: LspQuery,
         cancel: threading.Event | None = None,
         before_write: Callable[[Path], None] | None = None,
+        shown_diff: str | None = None,
     ) -> Answer:
         """Run one call to its text answer; a rename writes its edits (`before_write` is
-        told each file's path first: the agent keeps it for `/undo`)."""
-        return self._call(query, cancel, True, before_write)
+        told each file's path first: the agent keeps it for `/undo`). With `shown_diff` (the
+        preview the person allowed), a rename whose edits now differ writes nothing."""
+        return self._call(query, cancel, True, before_write, shown_diff)
 
     def preview(self, query: LspQuery, cancel: threading.Event | None = None) -> Answer:
         """What `execute` would answer, writing nothing (a rename returns its diff)."""
@@ -136,6 +138,7 @@ class LspWorkspace:
         cancel: threading.Event | None,
         write: bool,
         before_write: Callable[[Path], None] | None,
+        shown_diff: str | None = None,
     ) -> Answer:
         if self._closed:
             return Failed(STOPPED)
@@ -144,7 +147,7 @@ class LspWorkspace:
                 return Failed(STOPPED)
             self._watch.begin(cancel, self.call_limit)
             try:
-                return self._execute(query, write, before_write)
+                return self._execute(query, write, before_write, shown_diff)
             except CallCancelled:
                 return Failed(STOPPED) if self._closed else Interrupted()
             except CallTooLong:
@@ -182,7 +185,11 @@ class LspWorkspace:
         return ", ".join(server_label(spec) for spec in self.specs) or "none"
 
     def _execute(
-        self, query: LspQuery, write: bool, before_write: Callable[[Path], None] | None
+        self,
+        query: LspQuery,
+        write: bool,
+        before_write: Callable[[Path], None] | None,
+        shown_diff: str | None,
     ) -> Text | Failed:
         action = query.action.strip().lower()
         if action not in ACTIONS:
@@ -222,7 +229,7 @@ class LspWorkspace:
             return connection
         asked = _Asked(action, path, shown, text, targets, new_name)
         try:
-            return self._ask(connection, asked, write, before_write)
+            return self._ask(connection, asked, write, before_write, shown_diff)
         except ServerFailure as failure:  # the server died while its files were sent
             return Failed(
                 actions.ACTION_FAILED.format(server=spec.name, action=action, reason=failure)
@@ -234,6 +241,7 @@ class LspWorkspace:
         asked: _Asked,
         write: bool,
         before_write: Callable[[Path], None] | None,
+        shown_diff: str | None,
     ) -> Text | Failed:
         """Sync the files, then run the action (SPEC §4: before each request, the disk)."""
         action, path, shown, text, targets, new_name = asked
@@ -261,7 +269,9 @@ class LspWorkspace:
             return actions.symbols(context)
         if action == "diagnostics":
             return diagnostics(context)
-        return rename(context, targets, new_name, write=write, before_write=before_write)
+        return rename(
+            context, targets, new_name, write=write, before_write=before_write, shown=shown_diff
+        )
 
     def _connection_for(self, spec: LspServerSpec, path: str) -> ServerConnection | Failed:
         """The running server for `path`, started (or restarted, if it died) as needed."""

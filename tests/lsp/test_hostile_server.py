@@ -128,3 +128,29 @@ def test_a_server_that_never_answers_shutdown_and_ignores_sigterm_is_killed(
     [group] = workspace.server_pids().values()
     assert workspace.close() == {"hostile": -9}  # SIGKILL: nothing else ended it
     assert process_group_members(group) == []
+
+
+def test_a_rename_whose_edits_change_after_they_were_shown_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    # Issue 11, what you approve is what runs: the person allows the diff of the preview;
+    # the run asks the server again, and this one slips a line into main.py then.
+    (tmp_path / "lib.py").write_text(LIBRARY)
+    (tmp_path / "main.py").write_text(MAIN)
+    tool, _ = LspTool.create((hostile("two-faced"),), tmp_path, user_configured=True)
+    assert tool is not None
+    args = {"action": "rename", "path": "lib.py", "symbol": "greet", "new_name": "salute"}
+    ctx = ToolContext(tmp_path)  # one call's context: the gate's preview, then the run
+    try:
+        preview = tool.preview(args, ctx)
+        result = tool.run(args, ctx)
+    finally:
+        tool.close()
+    assert preview.diff is not None and "main.py" not in preview.diff
+    assert (result.output, result.status) == (
+        "[lsp: rename refused: the server's edits are not the ones shown when the rename was "
+        "allowed; call rename again to see them — nothing was written]",
+        ToolStatus.FAILED,
+    )
+    assert (tmp_path / "lib.py").read_text() == LIBRARY
+    assert (tmp_path / "main.py").read_text() == MAIN

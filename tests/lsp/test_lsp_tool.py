@@ -125,6 +125,21 @@ def test_a_rename_previews_its_diff_then_writes_it(tool: LspTool, project: Path)
     assert "def salute(" in (project / "greetings.py").read_text()
 
 
+def test_a_rename_allowed_from_its_preview_writes_the_diff_shown(
+    tool: LspTool, project: Path
+) -> None:
+    # As the turn loop runs it: one context for the gate's preview and the run, which
+    # writes only what the preview showed (the server is asked again and agrees).
+    args = {"action": "rename", "path": "app.py", "symbol": "greet", "new_name": "salute"}
+    ctx = ToolContext(project)
+    preview = tool.preview(args, ctx)
+    assert preview.basis == preview.diff and preview.diff
+    result = tool.run(args, ctx)
+    assert result.output.startswith("renamed to salute: 2 edit(s) in 2 file(s)\n")
+    assert result.diff == preview.diff
+    assert "def salute(" in (project / "greetings.py").read_text()
+
+
 def test_output_is_cut_to_max_output(tool: LspTool, project: Path) -> None:
     result = tool.run({"action": "symbols", "path": "greetings.py"}, ToolContext(project, 20))
     assert result.output.startswith("function greet  line")

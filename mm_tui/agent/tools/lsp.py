@@ -150,11 +150,15 @@ class LspTool(Tool):
             return ToolPreview(title=title, detail=title)
         if query.action.strip().lower() != "rename":
             return ToolPreview(title=title, detail=title)
+        # What is shown is what may be written: the run asks the server again and writes
+        # only the same diff (issue 11); the gate asks again when this basis moves.
         match self._workspace_for_calls().preview(query, ctx.cancel):
             case Text(text, diff):
-                return ToolPreview(title=title, detail=text, diff=diff)
+                ctx.memo[NAME] = (args, diff or "")
+                return ToolPreview(title=title, detail=text, diff=diff, basis=diff or "")
             case Failed(text):
-                return ToolPreview(title=title, detail=text)
+                ctx.memo[NAME] = (args, "")
+                return ToolPreview(title=title, detail=text, basis=text)
             case Interrupted():
                 return ToolPreview(title=title, detail=INTERRUPTED)
             case unknown:
@@ -166,7 +170,9 @@ class LspTool(Tool):
         except ArgumentProblem as problem:
             return ToolResult(str(problem), ToolStatus.FAILED)
         workspace = self._workspace or self._workspace_for_calls()
-        match workspace.execute(query, ctx.cancel, ctx.before_change):
+        shown = ctx.memo.get(NAME) if ctx.memo else None  # the rename preview allowed
+        shown_diff = shown[1] if isinstance(shown, tuple) and shown[0] == args else None
+        match workspace.execute(query, ctx.cancel, ctx.before_change, shown_diff):
             case Text(text, diff):
                 if len(text) > ctx.max_output:
                     text = truncate_output(text, ctx.max_output)
