@@ -168,7 +168,11 @@ def read_targets(
 ) -> dict[Path, tuple[str, list[dict[str, Any]]]]:
     """Each file to edit with its text now, in path order; EditRefused when one lies outside
     the project, cannot be read, or is read-only (refused as edit_file refuses it, before
-    anything is written: no half-done rename)."""
+    anything is written: no half-done rename).
+
+    Outside also means: a file that became a link since its path was resolved (resolutions
+    are remembered for the session), or one with other hard links (written in place, its
+    other names — which may lie outside the project — would change too)."""
     real_root = Path(os.path.realpath(root))
     for path in by_file:
         if not path.is_relative_to(real_root):
@@ -178,13 +182,22 @@ def read_targets(
         if not edits:
             continue
         shown = display_path(path, root)
+        moved = _link_now(path)
+        if moved is not None:
+            raise EditRefused(f"{shown} is now a link to {moved}")
         try:
             old_text = path.read_bytes().decode("utf-8", "surrogateescape")
-            mode = stat.S_IMODE(path.stat().st_mode)
+            info = path.stat()
         except OSError as error:
             raise EditRefused(f"cannot read {shown}: {error.strerror}") from None
+        mode = stat.S_IMODE(info.st_mode)
         if mode & 0o222 == 0 or not os.access(path, os.W_OK):
             raise EditRefused(f"{shown} is read-only (mode {mode:o})")
+        if info.st_nlink > 1:
+            raise EditRefused(
+                f"{shown} has {info.st_nlink - 1} other hard link(s), which a rename would "
+                "change too"
+            )
         files[path] = (old_text, edits)
     return files
 
@@ -263,9 +276,21 @@ class RenameFailed(Exception):
     """A written file is not what the rename meant; `str()` says which and why."""
 
 
+def _link_now(path: Path) -> str | None:
+    """Where `path` (a real path when resolved) leads now, when it became a link since."""
+    now = os.path.realpath(path)
+    return None if now == os.fspath(path) else now
+
+
 def _check_unchanged(change: FileChange) -> None:
     """The file is still what the edits were planned on: one deleted or rewritten since
-    (an editor, a build) is not written over, nor brought back to life."""
+    (an editor, a build) is not written over, nor brought back to life, nor one turned into
+    a link (the write would follow it, out of the project perhaps)."""
+    moved = _link_now(change.path)
+    if moved is not None:
+        raise RenameFailed(
+            f"{change.path.name} became a link to {moved} before the rename wrote it"
+        )
     try:
         now = change.path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:

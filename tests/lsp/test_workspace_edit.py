@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,61 @@ def test_a_file_rewritten_between_the_plan_and_the_write_is_not_written_over(
     with pytest.raises(RenameFailed, match="a.py changed on disk before the rename wrote it"):
         write_changes(changes, "salute")
     assert path.read_text() == "greet = 1\nnew_work = 2\n"
+
+
+# ---- a hostile repository: links made to lead out of the project (issue 13's audit) -------
+
+
+def test_a_hard_link_to_a_file_outside_the_project_is_never_edited(tmp_path: Path) -> None:
+    # A file with other hard links is written in place (support/atomic_write.py): a rename
+    # would change the outside file, which no path check sees.
+    project, secret = tmp_path / "project", tmp_path / "secret.py"
+    project.mkdir()
+    secret.write_text("name = 2\n")
+    os.link(secret, project / "linked.py")
+    answer = {"changes": {(project / "linked.py").as_uri(): [edit(0, 0, 4, "renamed")]}}
+    with pytest.raises(
+        EditRefused, match="linked.py has 1 other hard link\\(s\\), which a rename would"
+    ):
+        plan_changes(answer, project, UTF16)
+    assert secret.read_text() == "name = 2\n"
+
+
+def test_a_file_made_a_link_after_its_path_was_resolved_is_not_followed(tmp_path: Path) -> None:
+    # Resolved paths are remembered for the session; bash (or the person) then replaces the
+    # file by a link to one outside the project, holding the same text.
+    project, secret = tmp_path / "project", tmp_path / "secret.py"
+    project.mkdir()
+    target = project / "a.py"
+    target.write_text("name = 1\n")
+    answer = {"changes": {target.as_uri(): [edit(0, 0, 4, "renamed")]}}
+    assert [c.new_text for c in plan_changes(answer, project, UTF16)] == ["renamed = 1\n"]
+    secret.write_text("name = 1\n")
+    target.unlink()
+    target.symlink_to(secret)
+    with pytest.raises(EditRefused, match=f"a.py is now a link to {secret}"):
+        plan_changes(answer, project, UTF16)
+    assert secret.read_text() == "name = 1\n"
+
+
+def test_a_file_made_a_link_between_the_plan_and_the_write_is_not_written(
+    tmp_path: Path,
+) -> None:
+    project, secret = tmp_path / "project", tmp_path / "secret.py"
+    project.mkdir()
+    first, second = project / "a.py", project / "b.py"
+    first.write_text("greet = 1\n")
+    second.write_text("greet = 2\n")
+    secret.write_text("greet = 2\n")
+    answer = {"changes": {p.as_uri(): [edit(0, 0, 5, "salute")] for p in (first, second)}}
+    changes = plan_changes(answer, project, UTF16, ("greet", "salute"))
+
+    def meanwhile(path: Path) -> None:
+        if path == second:
+            second.unlink()
+            second.symlink_to(secret)
+
+    with pytest.raises(RenameFailed, match=f"b.py became a link to {secret} before"):
+        write_changes(changes, "salute", meanwhile)
+    assert first.read_text() == "greet = 1\n"  # restored
+    assert secret.read_text() == "greet = 2\n"
