@@ -159,7 +159,10 @@ class ActionContext:
         if not locations:
             return []
         line_of, connection = self.sources().line, self.connection
-        texts = [line_of(where.path, where.line) for where in locations]
+        if len(locations) == 1:  # a definition's usual answer
+            texts = [line_of(locations[0].path, locations[0].line)]
+        else:
+            texts = [line_of(where.path, where.line) for where in locations]
         if not all(map(str.isascii, texts)):  # ASCII lines read the same in every encoding
             connection.check_encoding(location_spans(locations, texts), name)
         places = places_of(locations, texts, connection.encoding)

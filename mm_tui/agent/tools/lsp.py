@@ -204,11 +204,17 @@ class LspTool(Tool):
 def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     """The call's fields, read as leniently as a small model needs; ArgumentProblem if not."""
     fields = args if type(args) is dict else argument_map(args)
-    path = string_field(fields, NAME, "path")
-    return LspQuery(  # positional, optional fields read only when given: a warm call is short
-        string_field(fields, NAME, "action"),
+    # Checked by `string_field` (which says what is wrong) only when not plain text, and the
+    # optional fields only when given: a warm call is short (issue 13's bench).
+    path, action, symbol = fields.get("path"), fields.get("action"), fields.get("symbol", "")
+    if type(path) is not str:
+        path = string_field(fields, NAME, "path")
+    if type(action) is not str:
+        action = string_field(fields, NAME, "action")
+    return LspQuery(
+        action,
         _absolute(ctx.cwd, path) if path.strip() else "",
-        _text(fields.get("symbol")),
+        symbol if type(symbol) is str else _text(symbol),
         integer_field(fields, NAME, "line") if "line" in fields else 0,
         integer_field(fields, NAME, "column") if "column" in fields else 0,
         _text(fields["new_name"]) if "new_name" in fields else "",
