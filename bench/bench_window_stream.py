@@ -151,10 +151,12 @@ def _window_app(base_url: str) -> Any:
 def _answer_text(app: Any) -> str:
     """The last answer's Markdown. A frame probe: it must not import the answer's module
     itself (0.2 s, in the window's thread), which the window loads with its first answer."""
-    module = sys.modules.get("mm_tui.widgets.answer_blocks")
-    if module is None:
+    # Still importing (the window's core worker loads it while the first request waits):
+    # no answer block yet either.
+    answer_block = getattr(sys.modules.get("mm_tui.widgets.answer_blocks"), "AnswerBlock", None)
+    if answer_block is None:
         return ""
-    answers = app.transcript.query(module.AnswerBlock)
+    answers = app.transcript.query(answer_block)
     return answers.last().source if answers else ""
 
 

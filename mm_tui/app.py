@@ -240,11 +240,15 @@ class MMApp(WindowCore):
                     await self._turn_ended(ended)
                 turns.start_next()
             case notes.AgentReady(port=port):
+                said = turns.port_ready(port)
+                # A message typed meanwhile goes to the model first: its request then waits
+                # on the server while the window draws. What it shows comes through the
+                # bridge, after the conversation and the notices drawn here.
+                turns.start_next()
                 await self.surface.show_resumed(port)
-                for notice in turns.port_ready(port):
+                for notice in said:
                     await transcript.add_notice(notice.level, notice.text)
                 turns.refresh_top_line()
-                turns.start_next()
                 if self.pick_session:
                     turns.resume("")
             case notes.ModelsListed(models=models, current=current):

@@ -15,6 +15,7 @@ A base class of `MMApp` (like `WindowClock`), so the app module keeps to drawing
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AGENT_FAILED = "the agent could not start: {error}"
+#: What the first answer draws with that the first frame did not need.
+FIRST_ANSWER_MODULES = ("mm_tui.widgets.answer_blocks",)
 
 
 @contextmanager
@@ -126,6 +129,10 @@ class WindowCore(WindowClock):
             port = self._make_port(factory)
         if port is not None:
             self.core_parts()[0](notes.AgentReady(port))
+            # While the first message's request waits for the model: the first answer's
+            # widgets (Markdown: markdown-it, ~70 ms), else imported when its first words come.
+            for module in FIRST_ANSWER_MODULES:
+                importlib.import_module(module)
 
     def _make_port(self, factory: PortFactory) -> AgentPort | None:
         bridge = self.core_parts()[0]

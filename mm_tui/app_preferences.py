@@ -18,7 +18,6 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.theme import Theme
 
-from mm_tui.agent.config.preferences import PreferenceNotSaved, save_preference
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.app_keys import WindowKeys
 from mm_tui.window.notifications import Notifier
@@ -170,6 +169,8 @@ class WindowPreferences(WindowKeys):
         if theme.name == self._kept_theme:
             return
         self._kept_theme = theme.name
+        from mm_tui.agent.config.preferences import PreferenceNotSaved, save_preference
+
         try:
             path = save_preference("theme", theme.name, self.preferences_env)
         except PreferenceNotSaved as exc:

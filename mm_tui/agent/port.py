@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import Notice, TurnEnded
-from mm_tui.agent.session_index import SessionInfo
+
+if TYPE_CHECKING:  # the window imports the seam at start-up, the sessions' code with the core
+    from mm_tui.agent.checkpoints import UndoResult
+    from mm_tui.agent.session_index import SessionInfo
 
 PermissionMode = Literal["ask", "allow"]
 

@@ -12,7 +12,6 @@ import logging
 import os
 from pathlib import Path
 
-from mm_tui.support.atomic_write import write_atomically
 from mm_tui.support.paths import data_dir
 
 log = logging.getLogger(__name__)
@@ -85,6 +84,8 @@ class PromptHistory:
         """The file cut to the kept entries, atomically (a reader sees the old or the new)."""
         if self.path is None:
             return
+        from mm_tui.support.atomic_write import write_atomically  # only when the file is cut
+
         body = "".join(json.dumps(entry) + "\n" for entry in self.entries)
         write_atomically(self.path, body.encode("utf-8"), new_file_mode=HISTORY_MODE)
         self._file_lines = len(self.entries)

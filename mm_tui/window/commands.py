@@ -14,8 +14,6 @@ from typing import Protocol
 
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.agent.port import PermissionState
-from mm_tui.agent.project_instructions import INIT_PROMPT
-from mm_tui.support.atomic_write import write_atomically
 from mm_tui.window.slash_commands import UNKNOWN_COMMAND, parse_command
 from mm_tui.window.turns import TurnController
 from mm_tui.window.undo_lines import UNDO_USAGE
@@ -76,7 +74,7 @@ class SlashCommands:
             "/yolo": lambda _: self.turns.toggle_yolo(),
             "/permissions": self.run_permissions,
             "/export": self.run_export,
-            "/init": lambda _: self.turns.submit(INIT_PROMPT),
+            "/init": self.run_init,
             "/resume": self.turns.resume,
             "/queue": self.run_queue,
             "/undo": self.run_undo,
@@ -93,6 +91,12 @@ class SlashCommands:
             self.turns.send_queue()
         else:
             self.surface.say("warning", QUEUE_USAGE)
+
+    def run_init(self, _argument: str) -> None:
+        """`/init`: ask the model to write a starter AGENTS.md."""
+        from mm_tui.agent.project_instructions import INIT_PROMPT
+
+        self.turns.submit(INIT_PROMPT)
 
     def run_undo(self, argument: str) -> None:
         """`/undo`: the last turn's files back; `/undo force` even over later changes."""
@@ -126,6 +130,8 @@ class SlashCommands:
         A name the person gave that exists is refused with a line (writing elsewhere would
         surprise them); the default name, which they did not choose, moves on to `-2`, `-3`.
         """
+        from mm_tui.support.atomic_write import write_atomically
+
         now = datetime.now()
         path = Path(argument).expanduser() if argument else Path(export_file_name(now))
         if not path.is_absolute():

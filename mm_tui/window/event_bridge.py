@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
-from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import (
     Event,
     Notice,
@@ -28,7 +28,10 @@ from mm_tui.agent.events import (
     TurnEnded,
 )
 from mm_tui.agent.port import AgentPort
-from mm_tui.agent.session_index import SessionInfo
+
+if TYPE_CHECKING:  # fields' types only: the sessions' code loads with the core, not at start
+    from mm_tui.agent.checkpoints import UndoResult
+    from mm_tui.agent.session_index import SessionInfo
 
 
 @dataclass(frozen=True)

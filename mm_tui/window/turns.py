@@ -16,10 +16,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import InvalidStateError
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from mm_tui.agent.attachments import attach_mentions
-from mm_tui.agent.checkpoints import UndoResult
 from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
@@ -35,6 +33,9 @@ from mm_tui.window.message_queue import MessageQueue
 from mm_tui.window.session_intents import SessionIntents
 from mm_tui.window.turn_surface import TurnSurface
 from mm_tui.window.undo_lines import undo_lines
+
+if TYPE_CHECKING:
+    from mm_tui.agent.checkpoints import UndoResult
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +216,8 @@ class TurnController(SessionIntents):
         self.running = True
         self._said.clear()
         self.started_at = self.clock()
+        from mm_tui.agent.attachments import attach_mentions  # with the first message
+
         attached = attach_mentions(text, self.start_view.cwd)  # `@path`: the file goes along
         self._echoed = attached.for_model
         self._typed[attached.for_model] = text  # `/undo` gives back what was typed

@@ -4,10 +4,13 @@ nothing was restored when the person changed a file after the turn. Plain data t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mm_tui.agent.checkpoints import UndoResult, shown_path
 from mm_tui.agent.events import NoticeLevel
 from mm_tui.support.terminal_text import first_line
+
+if TYPE_CHECKING:
+    from mm_tui.agent.checkpoints import UndoResult
 
 NOTHING_TO_UNDO = "/undo: nothing to undo — no turn of this session changed a file"
 CHANGED_SINCE = (
@@ -26,6 +29,7 @@ _PROMPT_SHOWN = 60  # characters of the turn's message in the line
 
 def undo_lines(result: UndoResult, cwd: Path) -> list[tuple[NoticeLevel, str]]:
     """The notice lines for one `/undo`, in order."""
+    from mm_tui.agent.checkpoints import shown_path  # loaded with the core, not at start-up
 
     def names(paths: tuple[str, ...]) -> str:
         return ", ".join(

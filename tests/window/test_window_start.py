@@ -5,6 +5,7 @@ change. Nothing here is timed: the order of what happens is observed."""
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -191,7 +192,13 @@ NOT_AT_START = (
     "openai",
     "markdown_it",
     "mm_tui.agent.agent",
+    "mm_tui.agent.attachments",
+    "mm_tui.agent.checkpoints",
+    "mm_tui.agent.config.preferences",
+    "mm_tui.agent.project_instructions",
     "mm_tui.agent.server_check",
+    "mm_tui.agent.session_index",
+    "mm_tui.agent.session_log",
     "mm_tui.widgets.answer_blocks",
     "mm_tui.widgets.file_picker",
     "mm_tui.widgets.first_run",
@@ -217,3 +224,46 @@ def test_the_window_module_imports_nothing_the_first_frame_does_not_show() -> No
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "[]"
+
+
+FIRST_ANSWER_WARMED = """
+import asyncio, sys
+from pathlib import Path
+from mm_tui.agent.config import Config
+from mm_tui.app import MMApp
+from mm_tui.window.ports import replay_port_factory
+
+async def main() -> None:
+    config = Config()
+    app = MMApp(config, Path.cwd(), agent_factory=replay_port_factory(config, Path.cwd(), None),
+                history_path=None, still=True)
+    async with app.run_test() as pilot:
+        before = "mm_tui.widgets.answer_blocks" in sys.modules
+        worker = app.core_worker
+        while worker is None or not worker.is_finished:
+            await pilot.pause(0.02)
+            worker = app.core_worker
+        print(before, "mm_tui.widgets.answer_blocks" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_the_core_worker_loads_the_first_answer_widgets_once_the_core_is_ready(
+    tmp_path: Path,
+) -> None:
+    """Not at start-up (the first frame), and not when the first words come (the window's
+    thread): by the worker, after it handed the core over (here a replay built in it)."""
+    import subprocess
+    import sys
+
+    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    shown = subprocess.run(
+        [sys.executable, "-c", FIRST_ANSWER_WARMED],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
+        cwd=tmp_path,
+    ).stdout.split()
+    assert shown == ["False", "True"]
