@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import importlib
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -26,8 +27,6 @@ from mm_tui.app_clock import WindowClock
 from mm_tui.window import event_bridge as notes
 
 if TYPE_CHECKING:
-    from textual.worker import Worker
-
     from mm_tui.agent.config import Config
     from mm_tui.agent.port import AgentPort
     from mm_tui.surface import ScreenSurface
@@ -75,8 +74,8 @@ class WindowCore(WindowClock):
         self.agent_factory = agent_factory
         self.build_in_worker = build_in_worker
         self.project_trust = trust
-        #: The worker building the core: None until the first frame is drawn (or without one).
-        self.core_worker: Worker[None] | None = None
+        #: The thread building the core: None until the first frame is drawn (or without one).
+        self.core_thread: threading.Thread | None = None
 
     def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
         """The app's bridge (the core's sink), its turns and its surface."""
@@ -115,16 +114,18 @@ class WindowCore(WindowClock):
             self._build_in_worker(self.agent_factory)
 
     def _build_in_worker(self, factory: PortFactory) -> None:
-        self.core_worker = self.run_worker(
-            lambda: self._build_agent(factory),
-            name="core",
-            group="agent",
-            thread=True,
-            exit_on_error=False,
+        # A daemon thread, not a Textual worker: a window closed at once (Ctrl+Q while openai
+        # is imported) would wait for the build, 1 to 7 s on a loaded machine, because the
+        # event loop joins its executor's threads on the way out. Nothing is lost: the core
+        # it builds would only be handed to a window that is gone.
+        thread = threading.Thread(
+            target=self._build_agent, args=(factory,), name="mm-core-build", daemon=True
         )
+        self.core_thread = thread
+        thread.start()
 
     def _build_agent(self, factory: PortFactory) -> None:
-        """In the worker thread: build the port, then hand it to the window."""
+        """In the core's thread: build the port, then hand it to the window."""
         with collector_paused(freeze=lambda: self.is_running):
             port = self._make_port(factory)
         if port is not None:

@@ -40,7 +40,7 @@ class FramesSeen(MMApp):
 
     def _display(self, screen: Any, renderable: Any) -> None:
         if renderable is not None:
-            self.frames_seen.append(self.core_worker is not None)
+            self.frames_seen.append(self.core_thread is not None)
         super()._display(screen, renderable)
 
 
@@ -82,10 +82,9 @@ async def test_the_core_is_built_in_a_worker_begun_by_the_first_frame(
         # Not before the first frame (it would hold the GIL while the window draws itself)…
         assert app.frames_seen[0] is False
         assert held.frames_before >= 1
-        # …and begun by the first frame's `Ready`, with nothing typed: the worker it runs in.
-        worker = app.core_worker
-        assert worker is not None and worker.name == "core"
-        assert held.thread is not None and held.thread is not threading.main_thread()
+        # …and begun by the first frame's `Ready`, with nothing typed: the thread it runs in.
+        assert app.core_thread is not None and held.thread is app.core_thread
+        assert app.core_thread.daemon  # a window closed at once does not wait for it
         assert app.turns.port is None
         held.release.set()
         await wait_for(pilot, lambda: app.turns.port is not None, "the core is ready")
@@ -239,10 +238,8 @@ async def main() -> None:
                 history_path=None, still=True)
     async with app.run_test() as pilot:
         before = "mm_tui.widgets.answer_blocks" in sys.modules
-        worker = app.core_worker
-        while worker is None or not worker.is_finished:
+        while app.core_thread is None or app.core_thread.is_alive():
             await pilot.pause(0.02)
-            worker = app.core_worker
         print(before, "mm_tui.widgets.answer_blocks" in sys.modules)
 
 asyncio.run(main())
@@ -267,3 +264,42 @@ def test_the_core_worker_loads_the_first_answer_widgets_once_the_core_is_ready(
         cwd=tmp_path,
     ).stdout.split()
     assert shown == ["False", "True"]
+
+
+QUIT_WHILE_THE_CORE_BUILDS = """
+import threading
+from pathlib import Path
+from mm_tui.agent.config import Config
+from mm_tui.app import MMApp
+
+never = threading.Event()
+
+def factory(sink):
+    never.wait()  # a core whose build never ends (openai still importing)
+
+app = MMApp(Config(), Path.cwd(), agent_factory=factory, history_path=None, still=True)
+
+async def quit_once_building(pilot):
+    while app.core_thread is None or not app.core_thread.is_alive():
+        await pilot.pause(0.02)
+    await pilot.press("ctrl+q")
+
+print("exit", app.run(headless=True, auto_pilot=quit_once_building), flush=True)
+"""
+
+
+def test_ctrl_q_while_the_core_builds_leaves_without_waiting_for_it(tmp_path: Path) -> None:
+    """The process ends though the build never does (it used to join the build's thread)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", QUIT_WHILE_THE_CORE_BUILDS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,  # a bound for a broken build only: the old window never left
+    )
+    assert (done.returncode, done.stdout.split()) == (0, ["exit", "0"]), done.stderr[-2000:]
