@@ -11,7 +11,8 @@
   window): what the transcript's length still costs a streaming answer.
 - Floors: bare Textual with the window's screen (stream_floor.py) for the same 20 s, idle,
   with a one-cell spinner at 10 Hz, and with the spinner and a followed Line-API text gaining a
-  line every 0.4 s: the least a Textual window costs while a model streams.
+  line every 0.4 s: the least a Textual window costs while a model streams; and the least a
+  line-gated window can come down to: nothing animated, a self-drawn tail repainted every 0.4 s.
 - First token: from spawning the interpreter to the first token shown, `-p` (stdout) against
   the window (the message submitted at its first frame, as a person typing at once would).
   Aim: the window within 50 ms of `-p`.
@@ -48,6 +49,7 @@ FLOOR_MODES = {
     "idle": "idle",
     "spinner": "a one-cell spinner at 10 Hz",
     "lines": "the spinner and a followed Line-API text gaining a line every 0.4 s",
+    "tail": "no spinner, the cursor still, a self-drawn tail of text gaining a line every 0.4 s",
 }
 ROOT = Path(__file__).resolve().parents[1]  # children run in a scratch folder, bench from here
 
@@ -298,6 +300,10 @@ def floor_rows(bare_cpu: float, window_cpu: float) -> list[dict[str, Any]]:
     rows.append(
         row("streaming at 50 tokens/s: CPU s per 1,000 tokens, window vs floor (spinner, lines)",
             window_cpu, floors["lines"], unit="s")
+    )  # fmt: skip
+    rows.append(
+        row("streaming at 50 tokens/s: CPU s per 1,000 tokens, window vs floor (line-gated tail)",
+            window_cpu, floors["tail"], unit="s")
     )  # fmt: skip
     return rows
 

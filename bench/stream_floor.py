@@ -14,6 +14,11 @@ size, the process's CPU seconds over the span):
   scrolls the view (a repaint of every visible line: Textual has no terminal scroll regions);
   a change of the last line is `refresh_lines` of that line alone.
 
+- `tail`: what a line-gated window can come down to: no spinner, the prompt's cursor still (as
+  the window's while text flows), and in place of the transcript a plain widget that draws the
+  tail of its lines itself (`render_line` reads the line `height - y` from the end, each line's
+  `Strip` made once), gaining a line every 0.4 s by a repaint of itself: no scroll, no layout.
+
 If the window costs little more than `lines`, what is left is Textual's own.
 """
 
@@ -72,6 +77,30 @@ def floor_app_class(mode: str) -> Any:
             self.virtual_size = Size(0, len(self.lines))
             self.scroll_end(animate=False, immediate=False)
 
+    class Tail(Widget):
+        """A followed column of text lines drawn from its end, each line's Strip made once."""
+
+        DEFAULT_CSS = "Tail { height: 1fr; padding: 0 1; }"
+
+        def __init__(self) -> None:
+            super().__init__(id="transcript")
+            self.lines: list[str] = [LINE.format(n=n) for n in range(60)]
+            self.strips: dict[int, Strip] = {}
+
+        def render_line(self, y: int) -> Strip:
+            index = len(self.lines) - self.size.height + y
+            strip = self.strips.get(index)
+            if strip is None:
+                strip = Strip.blank(self.size.width)
+                if 0 <= index < len(self.lines):
+                    strip = Strip([Segment(self.lines[index])]).extend_cell_length(self.size.width)
+                self.strips[index] = strip
+            return strip
+
+        def gain(self) -> None:
+            self.lines.append(LINE.format(n=len(self.lines)))
+            self.refresh()
+
     class Spinner(Widget):
         DEFAULT_CSS = "Spinner { width: 1; height: 1; }"
         frame = 0
@@ -89,7 +118,7 @@ def floor_app_class(mode: str) -> Any:
 
         def compose(self) -> ComposeResult:
             yield Static("bench-model · 127.0.0.1 · ~/project", id="top")
-            yield Lines()
+            yield Tail() if mode == "tail" else Lines()
             with Horizontal(id="status-row"):
                 yield Spinner()
                 yield Static(" Waiting for the model", id="status")
@@ -99,7 +128,10 @@ def floor_app_class(mode: str) -> Any:
         def on_mount(self) -> None:
             self.query_one(TextArea).focus()
             self.ticks = 0
-            if mode != "idle":
+            if mode == "tail":
+                self.query_one(TextArea).cursor_blink = False
+                self.set_interval(GROW_EVERY, self.query_one(Tail).gain)
+            elif mode != "idle":
                 self.set_interval(TICK, self.tick)
 
         def tick(self) -> None:

@@ -1,8 +1,13 @@
-"""The window's clock (issue 16): 10 ticks a second while a turn runs, each one frame.
+"""The window's clock (issue 16): 10 ticks a second while a turn runs, few frames.
 
-A frame costs the model's machine CPU, so the spinner, the running rows' durations and the
-streaming answer move together on the tick, and text deltas held by the `EventBridge` are
-taken on it. The interval timer's callback runs beside Textual's message loop, so it only
+A frame costs the model's machine 2 to 3.5 ms of CPU whatever it shows, so the spinner, the
+running rows' durations and the streaming answer move together on the tick, and text deltas
+held by the `EventBridge` are taken on it. While the model's text flows (`Writing`,
+`Thinking`, text within `FLOW_SECONDS`) nothing animates: the spinner and the prompt's cursor
+stand still, the answer draws whole lines only (`LineGate`), the tick comes every
+`FLOW_TICKS` ticks (it takes the held deltas: each costs the window's loop), and the turn's time
+(whole seconds) is drawn with the answer's frames, which come at least once a second while text
+flows. While the window waits (the model, a tool, a pause in the text) the spinner turns. The interval timer's callback runs beside Textual's message loop, so it only
 posts `Ticked`: the tick is then handled in order with the core's events.
 
 A base class of `MMApp` (like `WindowPreferences`), so the app module keeps to drawing events.
@@ -15,9 +20,10 @@ from typing import TYPE_CHECKING
 
 from textual import on
 
+from mm_tui.agent.events import THINKING, WRITING
 from mm_tui.app_preferences import WindowPreferences
-from mm_tui.widgets.status_line import StatusLine
-from mm_tui.widgets.tool_row import format_duration
+from mm_tui.widgets.prompt import PromptInput
+from mm_tui.widgets.status_line import StatusLine, format_elapsed
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window import event_bridge as notes
 
@@ -25,12 +31,21 @@ if TYPE_CHECKING:
     from mm_tui.window.turns import TurnController
 
 TICK_SECONDS = 0.1
+#: Spinner states in which the model's text flows onto the screen.
+FLOWING_STATES = frozenset({WRITING, THINKING})
+#: Text that came within this counts as flowing; a longer pause turns the spinner again.
+FLOW_SECONDS = 1.0
+#: While text flows, one tick in this many is handled (every 0.3 s).
+FLOW_TICKS = 4
 
 
 class WindowClock(WindowPreferences):
     """Ticks while a turn runs; `frame` numbers the spinner's frames."""
 
     frame: int = 0
+    #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
+    flowing: bool = False
+    _skipped = 0
 
     # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
     # tens of thousands of events, a turn ten ticks a second.
@@ -42,6 +57,10 @@ class WindowClock(WindowPreferences):
     def status_line(self) -> StatusLine:
         return self.query_one(StatusLine)
 
+    @cached_property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
     def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
         """The app's turns (is one running, since when) and its bridge (held deltas)."""
         raise NotImplementedError
@@ -50,11 +69,22 @@ class WindowClock(WindowPreferences):
         """Tick from now on (not in still mode: snapshots have no motion)."""
         self.transcript.clocked = True
         self.set_interval(TICK_SECONDS, self._clock)
+        self.watch(self.status_line, "state", self._state_changed, init=False)
+
+    def _state_changed(self, state: str) -> None:
+        """A state where text does not flow (a tool runs, the turn ended): animate at once."""
+        if state not in FLOWING_STATES:
+            self._flow(False)
 
     def _clock(self) -> None:
         turns, bridge = self.clocked_parts()
-        if turns.running or bridge.pending:
-            self.post_message(notes.Ticked())
+        if not (turns.running or bridge.pending or self.flowing):  # flowing: the cursor blinks
+            return
+        if self.flowing and turns.running and self._skipped < FLOW_TICKS - 1:
+            self._skipped += 1
+            return
+        self._skipped = 0
+        self.post_message(notes.Ticked())
 
     async def take_events(self) -> None:
         """Apply what the bridge holds (the app's handler of `EventsArrived`)."""
@@ -68,12 +98,23 @@ class WindowClock(WindowPreferences):
         if bridge.pending:  # deltas held for this tick
             await self.take_events()
         if not turns.running:
+            self._flow(False)
             return
         transcript = self.transcript
-        await transcript.tick()
-        self.frame += 1
+        drew = await transcript.tick()
         status_line = self.status_line
-        status_line.frame = self.frame
-        status_line.elapsed = format_duration(turns.elapsed())
-        for row in transcript.running_rows():
-            row.tick(self.frame)
+        since = transcript.clock() - transcript.text_at
+        self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS)
+        if not self.flowing:
+            self.frame += 1
+            status_line.frame = self.frame
+            for row in transcript.running_rows():
+                row.tick(self.frame)
+        if drew or not self.flowing:  # a frame of its own when its text changes
+            status_line.elapsed = format_elapsed(turns.elapsed())
+
+    def _flow(self, flowing: bool) -> None:
+        """Text starts or stops flowing: the prompt's cursor stops or starts blinking."""
+        if flowing != self.flowing:
+            self.flowing = flowing
+            self.prompt.cursor_blink = not flowing

@@ -15,8 +15,7 @@ from textual.app import App
 from mm_tui.agent.events import Notice, NoticeLevel
 from mm_tui.agent.port import AgentPort, PermissionState, TopLineView
 from mm_tui.widgets.prompt import PromptInput, fold_pastes
-from mm_tui.widgets.status_line import QueuedMessages, StatusLine
-from mm_tui.widgets.tool_row import format_duration
+from mm_tui.widgets.status_line import QueuedMessages, StatusLine, format_elapsed
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window.event_bridge import EventBridge, UserMessageShown, WindowNotice
@@ -60,7 +59,7 @@ class ScreenSurface:
 
     def show_status(self, state: str, elapsed: float | None) -> None:
         self.status_line.state = state
-        self.status_line.elapsed = "" if elapsed is None else format_duration(elapsed)
+        self.status_line.elapsed = "" if elapsed is None else format_elapsed(elapsed)
 
     def show_top_line(self, view: TopLineView) -> None:
         self.app.query_one(TopLine).show(view)

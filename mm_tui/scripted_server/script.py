@@ -66,6 +66,10 @@ class Reply:
     headers: dict[str, str] | None = None
     #: Chunks with an empty delta sent before the content (a server streaming nothing).
     empty_deltas: int = 0
+    #: Seconds the stream stops for once `pause_after` characters of text are sent (a model
+    #: pausing mid-answer, mid-line even); then it goes on.
+    pause: float = 0.0
+    pause_after: int = 0
 
     def __post_init__(self) -> None:
         if self.dialect is not None and self.dialect not in DIALECTS:
@@ -74,6 +78,8 @@ class Reply:
             raise ScriptError(f"unknown fault {self.fault!r}; known: {', '.join(FAULTS)}")
         if self.chunk_size < 1:
             raise ScriptError(f"chunk_size must be at least 1, not {self.chunk_size}")
+        if self.pause and not 0 < self.pause_after < len(self.text):
+            raise ScriptError(f"pause_after must fall inside the text, not {self.pause_after}")
         self.tool_calls = [_tool_call_from(item) for item in self.tool_calls]
 
     def effective_finish_reason(self) -> str:

@@ -372,14 +372,16 @@ class _ChunkedWriter:
         self.buffer = bytearray()
         self.sent_any = False
 
-    def send_events(self, events: Sequence[dict[str, Any] | str]) -> None:
+    def send_events(self, events: Sequence[dict[str, Any] | str | float]) -> None:
         for event in events:
-            if self.delay and self.sent_any and self.stopping.wait(self.delay):
+            if not isinstance(event, dict | str):  # a pause (Reply.pause): what came before first
+                self.flush()
+            wait = self.delay * self.sent_any if isinstance(event, dict | str) else event
+            if wait and self.stopping.wait(wait) or self.stopping.is_set():
                 raise _ConnectionCut
-            if self.stopping.is_set():
-                raise _ConnectionCut
-            self.buffer += sse_event(event)
-            self.sent_any = True
+            if isinstance(event, dict | str):
+                self.buffer += sse_event(event)
+                self.sent_any = True
             if self.delay or len(self.buffer) >= FLUSH_BYTES:
                 self.flush()
 

@@ -96,6 +96,10 @@ DIALECT_TRAITS: dict[str, DialectTraits] = {
 }
 
 
+#: A payload, or a float: the stream stops for that many seconds there (`Reply.pause`).
+Event = dict[str, Any] | float
+
+
 @dataclass(frozen=True)
 class StreamPlan:
     """The SSE payloads of one streamed reply, split where a fault may strike.
@@ -104,8 +108,8 @@ class StreamPlan:
     of the deltas, `ending` the finish/usage chunks (then `[DONE]`).
     """
 
-    head: list[dict[str, Any]]
-    tail: list[dict[str, Any]]
+    head: list[Event]
+    tail: list[Event]
     ending: list[dict[str, Any]]
 
 
@@ -226,12 +230,21 @@ class ChunkBuilder:
         deltas: list[dict[str, Any]] = [{"content": ""}] * reply.empty_deltas
         for piece in _pieces(reply.reasoning, reply.chunk_size):
             deltas.append({traits.reasoning_field: piece})
-        for piece in _pieces(reply.text, reply.chunk_size):
-            deltas.append({"content": piece})
+        paused_at = len(deltas)
+        if reply.pause:  # the pieces are cut at the pause
+            deltas += [{"content": piece} for piece in _pieces(reply.text[: reply.pause_after],
+                                                               reply.chunk_size)]  # fmt: skip
+            paused_at = len(deltas)
+            deltas += [{"content": piece} for piece in _pieces(reply.text[reply.pause_after :],
+                                                               reply.chunk_size)]  # fmt: skip
+        else:
+            deltas += [{"content": piece} for piece in _pieces(reply.text, reply.chunk_size)]
         deltas.extend(self.tool_call_deltas(reply))
-        chunks = [self.delta_chunk(delta) for delta in deltas]
+        chunks: list[Event] = [self.delta_chunk(delta) for delta in deltas]
+        if reply.pause:
+            chunks.insert(paused_at, float(reply.pause))
         middle = (len(chunks) + 1) // 2
-        return StreamPlan(opening + chunks[:middle], chunks[middle:], self.ending(reply, usage))
+        return StreamPlan([*opening, *chunks[:middle]], chunks[middle:], self.ending(reply, usage))
 
     def ending(self, reply: Reply, usage: dict[str, Any]) -> list[dict[str, Any]]:
         traits = self.traits

@@ -22,6 +22,7 @@ from mm_tui.widgets.aligned_table import AlignedTable
 from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
 from mm_tui.widgets.grows_in_place import GrowsInPlace
+from mm_tui.widgets.line_gate import LineGate
 from mm_tui.widgets.long_blocks import answer_parser, long_block
 
 REASONING_TITLE = "Thinking"
@@ -38,7 +39,8 @@ class AnswerBlock(GrowsInPlace, Markdown):
 
     While the answer streams, its text goes to an `AnswerStream` at most every
     `FLUSH_SECONDS` (the first piece at once): Textual's `MarkdownStream` would append, parse,
-    lay out and draw the screen once per token. An answer built whole (a replay, a revived
+    lay out and draw the screen once per token. When the window ticks (`clocked`), the stream
+    draws whole lines only (`LineGate`). An answer built whole (a replay, a revived
     block) is Textual's Markdown from the start; so is a streamed answer holding a block the
     stream draws only approximately (a table), once it is finished.
     """
@@ -56,16 +58,17 @@ class AnswerBlock(GrowsInPlace, Markdown):
         *,
         clocked: bool = False,
         tail_room: Callable[[], int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`clocked`: the window's tick calls `tick()`, so pieces after the first wait for it
-        (the answer and the spinner then move in one frame) instead of a timer of their own.
+        and are drawn by whole lines (`LineGate` on `clock`) instead of a timer of their own.
         `tail_room`: how tall the streaming answer may stay before it scrolls inside itself
         (`AnswerStream.tail_room`; the transcript's followed view)."""
         super().__init__(markdown or None, classes="answer", parser_factory=answer_parser)
         self.parts: list[str] = [markdown] if markdown else []
         self.clocked = clocked
         self.tail_room = tail_room
-        self.clock: Callable[[], float] = time.monotonic  # paces the stream's growth
+        self.clock = clock  # the line gate's
         self._unshown: list[str] = []
         self._stream: AnswerStream | None = None
         self._finished = False
@@ -108,13 +111,16 @@ class AnswerBlock(GrowsInPlace, Markdown):
         wait = self._last_flush + self._interval - time.monotonic()
         self._timer = self.set_timer(max(wait, 0.001), self._flush)
 
-    async def tick(self) -> None:
-        """The window's clock: draw what arrived, unless a huge block asks for a longer pause."""
-        due = self._last_flush + self._interval - FLUSH_SECONDS / 2
-        if self._unshown and self._timer is None and time.monotonic() >= due:
+    async def tick(self) -> bool:
+        """The window's clock: what arrived goes to the stream, which draws it if whole lines
+        are complete (`LineGate`); whether it drew."""
+        if self._unshown and self._timer is None:
             await self._flush()
-        elif self._stream is not None:
-            self._stream.grow()  # waiting lines, or a view that stopped following
+        if self._stream is None:
+            return False
+        drew = self._stream.draw()
+        self._stream.grow()  # a view that stopped following takes the lines above
+        return drew
 
     async def _flush(self) -> None:
         self._timer = None
@@ -128,14 +134,16 @@ class AnswerBlock(GrowsInPlace, Markdown):
                 return
             if text:
                 started = time.monotonic()
+                first = self._stream is None
                 if self._stream is None:
-                    self._stream = AnswerStream(
-                        self, answer_parser, paced=self.clocked, clock=self.clock
-                    )
+                    gate = LineGate(self.clock) if self.clocked else None
+                    self._stream = AnswerStream(self, answer_parser, gate=gate)
                     if self.tail_room is not None:
                         self._stream.tail_room = self.tail_room
                     await self.mount(self._stream)
                 self._stream.extend(text)
+                if first:  # the first words show at once
+                    self._stream.draw(force=True)
                 self._last_flush = time.monotonic()
                 self._interval = max(FLUSH_SECONDS, PARSE_SHARE * (self._last_flush - started))
             if self._finished and self._stream is not None:
@@ -152,10 +160,16 @@ class AnswerBlock(GrowsInPlace, Markdown):
             await self._flush()
 
     def show_lines_above(self) -> int:
-        """The streaming answer's lines above its widget come back; how many there were."""
-        return self._stream.show_lines_above() if self._stream is not None else 0
+        """The streaming answer's lines above its widget come back, and the text it holds back
+        is drawn (below them); how many lines were above."""
+        if self._stream is None:
+            return 0
+        hidden = self._stream.show_lines_above()
+        self._stream.draw(force=True)
+        return hidden
 
     async def _end_stream(self, stream: AnswerStream) -> None:
+        stream.draw(force=True)
         stream.grow(now=True)
         stream.show_lines_above()
         if not stream.exact and self.is_attached:
@@ -182,9 +196,15 @@ class ReasoningBlock(Collapsible):
             self.add(text)
 
     def add(self, text: str) -> None:
-        """Append reasoning text."""
+        """Append reasoning text; drawn while the block is open (folded, an update of its
+        hidden text would still lay the screen out at every tick while the model thinks)."""
         self.text += literal(text)
-        self._body.update(Content(self.text))
+        if not self.collapsed:
+            self._body.update(Content(self.text))
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed:
+            self._body.update(Content(self.text))
 
     def to_markdown(self) -> str:
         return ReasoningRecord(self.text).markdown()

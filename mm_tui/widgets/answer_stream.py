@@ -6,9 +6,13 @@ CPU-seconds per 1,000 tokens on this project's 2-core machine (issue 16). Here t
 widget holding lines (`markdown_lines.py`):
 - blocks followed by another block can no longer change: they are drawn once and kept;
 - only the open last block is parsed and drawn again when text arrives;
-- the screen is laid out again only when the answer gains or loses lines, and (when `paced`)
-  it gains them at most every `GROW_SECONDS`: each gain scrolls the followed transcript, which
-  repaints every line on screen; in between only the lines that changed are repainted;
+- with a `LineGate` (the window ticks), text is drawn only when whole wrapped lines are
+  complete, or as a heartbeat (line_gate.py): a frame costs 2 to 3.5 ms whatever it shows, so
+  a frame per token or per tick was most of the window's CPU. Text is laid out only when it
+  may have completed a line (a newline, or enough of it to fill the last line) and a frame is
+  allowed: laying out the open block again costs ~1 ms;
+- the screen is laid out again only when the answer gains or loses lines; in between only the
+  lines that changed are repainted;
 - a gain keeps the lines already drawn (`GrowsInPlace`): only the new ones are drawn;
 - once the answer is taller than the followed view (`tail_room`), it stops growing and scrolls
   inside itself instead: a gain repaints the answer alone, with no layout of the transcript
@@ -24,6 +28,7 @@ from collections.abc import Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.cells import cell_len
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.selection import Selection
@@ -33,6 +38,7 @@ from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.widgets.grows_in_place import GrowsInPlace
+from mm_tui.widgets.line_gate import LineGate
 from mm_tui.widgets.line_selection import placed, selected_text, with_selection
 from mm_tui.widgets.markdown_lines import (
     APPROXIMATE,
@@ -42,12 +48,17 @@ from mm_tui.widgets.markdown_lines import (
     top_level_blocks,
 )
 
-#: A paced answer gains lines at most this often (a scroll of the followed transcript each).
-GROW_SECONDS = 0.25
-
 
 def _same(one: Content, other: Content) -> bool:
     return one.plain == other.plain and one.spans == other.spans
+
+
+def _room_left(layout: IncrementalLines) -> int:
+    """Cells left on the last line holding text (blank margins and padding are not text)."""
+    for line in reversed(layout.lines):
+        if text := line.plain.rstrip():
+            return layout.width - cell_len(text)
+    return layout.width
 
 
 class AnswerStream(GrowsInPlace, MarkdownBlock):
@@ -65,20 +76,20 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         markdown: Markdown,
         parser: Callable[[], MarkdownIt],
         *,
-        paced: bool = False,
-        clock: Callable[[], float] = time.monotonic,
+        gate: LineGate | None = None,
     ) -> None:
-        """`paced`: new lines wait for `grow()` when the last gain was under `GROW_SECONDS`
-        ago on `clock` (the window's tick calls it)."""
+        """`gate`: text is laid out as it comes and drawn when `draw()` finds the gate open
+        (the window's tick calls it); None: drawn at once."""
         super().__init__(markdown, Token("answer_stream", "", 0))
         self._parser = parser()
-        self.paced = paced
-        self.clock = clock
+        self.gate = gate
         self.text = ""
         self._layout: IncrementalLines | None = None  # made at the first width
         self._lines: list[Content] = []  # what is drawn
-        self._height = 0  # lines shown: fewer than `_lines` while a gain waits
-        self._grown_at = -GROW_SECONDS
+        self._height = 0  # lines shown
+        self._drawn_settled = 0  # lines before this had settled when last drawn
+        self._unlaid = ""  # text not laid out yet (a gate holds it)
+        self._room = 0  # cells left on the last line of text laid out
         self._strips: dict[int, Strip] = {}  # by line of the answer
         self._top = 0  # lines above the widget while the answer scrolls inside itself
         #: How tall the answer may stay while it scrolls inside itself (0: it grows). The
@@ -94,12 +105,63 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         return not any(tokens[first].type in APPROXIMATE for first, _ in top_level_blocks(tokens))
 
     def extend(self, text: str) -> None:
-        """Append Markdown; the lines that change are repainted."""
+        """Append Markdown: laid out now; the lines that change are repainted now, or by
+        `draw()` when there is a gate."""
         self.text += text
-        if self._layout is not None:
-            old_settled = self._layout.settled
-            self._layout.extend(text)
-            self._show(self._layout.lines, min(old_settled, self._layout.settled))
+        if self._layout is None:
+            return  # laid out whole at the first width
+        self._unlaid += text
+        if self.gate is None:
+            self.draw(force=True)
+        else:
+            self.gate.changed()
+
+    def draw(self, *, force: bool = False) -> bool:
+        """Draw the text if it completed lines (or waited `HEARTBEAT_SECONDS`, or `force`);
+        whether it drew. Lines before those settled at the last draw cannot differ."""
+        layout, gate = self._layout, self.gate
+        if layout is None:
+            return False
+        if not force and gate is not None and not gate.overdue():
+            if not gate.lines_due() or not self._may_complete_a_line():
+                return False
+            self._lay_out(layout)
+            if len(layout.lines) <= len(self._lines):
+                return False  # no whole line yet: the last line waits
+        self._lay_out(layout)
+        if gate is not None:
+            gate.drawn()
+        if layout.lines is self._lines:
+            return False
+        start, self._drawn_settled = self._drawn_settled, layout.settled
+        self._show(layout.lines, start)
+        return True
+
+    def _may_complete_a_line(self) -> bool:
+        """Whether the text not laid out may end the last line: a newline, or more cells than
+        are left on it (Markdown's marks only take cells away; a tab may add some)."""
+        text = self._unlaid
+        return "\n" in text or "\t" in text or cell_len(text) + 1 >= self._room
+
+    def _lay_out(self, layout: IncrementalLines) -> None:
+        if self._unlaid:
+            started = time.perf_counter()
+            layout.extend(self._unlaid)
+            self._unlaid = ""
+            self._room = _room_left(layout)
+            if self.gate is not None:
+                self.gate.laid_out(time.perf_counter() - started)
+
+    @property
+    def shown(self) -> list[str]:
+        """The text of the lines drawn (the answer's, those above the widget included)."""
+        return [line.plain for line in self._lines[: self._height]]
+
+    @property
+    def waiting(self) -> bool:
+        """Text arrived that is not drawn yet (`draw()` draws it)."""
+        layout = self._layout
+        return bool(self._unlaid) or layout is not None and layout.lines is not self._lines
 
     def _show(self, lines: list[Content], start: int) -> None:
         """Draw `lines`; those from `start` on may differ from what is drawn."""
@@ -124,17 +186,12 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         self.grow()
 
     @property
-    def waiting(self) -> bool:
-        """Lines are laid out that are not shown yet (`grow()` shows them)."""
-        return len(self._lines) > self._height
-
-    @property
     def hidden(self) -> int:
         """Lines above the widget while the answer scrolls inside itself."""
         return self._top
 
     def grow(self, *, now: bool = False) -> bool:
-        """Show every laid-out line, if the last gain was long enough ago (or `now`)."""
+        """Show every drawn line (`now`: with the lines above, as the answer ends)."""
         tall = self._height - self._top  # the widget's height
         room = 0 if now else self.tail_room()
         scrolls = 0 < room <= tall  # the followed view shows lines of the answer alone
@@ -142,11 +199,8 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
             self.show_lines_above()  # the view no longer follows, or outgrew the answer
         if len(self._lines) <= self._height:
             return False
-        moment = self.clock()
-        if self.paced and not now and moment - self._grown_at < GROW_SECONDS:
-            return False
         gained = len(self._lines) - self._height
-        self._height, self._grown_at = len(self._lines), moment
+        self._height = len(self._lines)
         if scrolls:  # every shown line moves up: a repaint of the answer, no layout
             self._top += gained
             self.refresh()
@@ -178,8 +232,10 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
             self._layout.extend(self.text)
         self._lines, self._strips = self._layout.lines, {}
         self._height, self._top = len(self._lines), 0  # a layout is under way: all lines show
-        if self._height:  # a gain of lines: the pacing starts here (an empty layout is none,
-            self._grown_at = self.clock()  # or the first lines would wait for no reason)
+        self._drawn_settled, self._unlaid = self._layout.settled, ""
+        self._room = _room_left(self._layout)
+        if self.gate is not None and self._height:  # an empty layout draws nothing: the first
+            self.gate.drawn()  # lines, when they come, are drawn at once
 
     # -- Textual's side ---------------------------------------------------------------
 

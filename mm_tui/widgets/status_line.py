@@ -16,6 +16,15 @@ IDLE_TEXT = "Ready"
 NEW_BELOW = "↓ {count} new — End returns to the bottom"
 
 
+def format_elapsed(seconds: float) -> str:
+    """The turn's time on the status line, in whole seconds (`0s`, `12s`, `2m 05s`): its text
+    changes once a second, and each change is a frame (issue 16)."""
+    if seconds < 60:
+        return f"{max(0, int(seconds))}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
 def spinner_glyph(frame: int) -> str:
     """The spinner's glyph for a frame number (shared by the status line and running rows)."""
     return SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]

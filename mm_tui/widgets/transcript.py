@@ -68,6 +68,8 @@ class Transcript(GrowsInPlace, BlockWindow):
         self._reasoning: ReasoningBlock | None = None
         #: The window ticks and calls `tick()`: a streaming answer draws on its ticks.
         self.clocked = False
+        #: When the model's text (answer or reasoning) last arrived, on `clock`.
+        self.text_at = float("-inf")
 
     @property
     def grows_in_place(self) -> bool:
@@ -116,10 +118,13 @@ class Transcript(GrowsInPlace, BlockWindow):
 
     async def add_text(self, text: str) -> None:
         """A piece of the answer; opens an answer block when none is open."""
+        self.text_at = self.clock()
         if self._answer is None:
             from mm_tui.widgets.answer_blocks import AnswerBlock  # start-up: see its docstring
 
-            self._answer = AnswerBlock(clocked=self.clocked, tail_room=self._tail_room)
+            self._answer = AnswerBlock(
+                clocked=self.clocked, tail_room=self._tail_room, clock=self.clock
+            )
             await self._add(self._answer)
         await self._answer.add(text)
 
@@ -155,13 +160,14 @@ class Transcript(GrowsInPlace, BlockWindow):
         """An answer or reasoning block is open: more deltas of it are coming."""
         return self._answer is not None or self._reasoning is not None
 
-    async def tick(self) -> None:
-        """The window's clock: the streaming answer draws what arrived since the last tick."""
-        if self._answer is not None:
-            await self._answer.tick()
+    async def tick(self) -> bool:
+        """The window's clock: the streaming answer draws what arrived since the last tick
+        (if it completed lines); whether it drew."""
+        return self._answer is not None and await self._answer.tick()
 
     async def add_reasoning(self, text: str) -> None:
         """A piece of reasoning; opens a folded reasoning block when none is open."""
+        self.text_at = self.clock()
         if self._reasoning is None:
             from mm_tui.widgets.answer_blocks import ReasoningBlock
 

@@ -185,3 +185,28 @@ def test_the_dialect_can_change_while_serving_but_only_to_a_known_one(model_serv
     with pytest.raises(ValueError, match="unknown dialect 'gpt'"):
         model_server.dialect = "gpt"
     assert model_server.dialect == "ollama"
+
+
+def test_a_paused_reply_stops_after_its_first_characters_then_sends_the_rest(openai_client):
+    text = "Line one.\n\nSecond partial, pending and the rest."
+    held = len("Line one.\n\nSecond partial, pending")
+    with ScriptedServer() as server:
+        server.enqueue(
+            Reply(text=text, chunk_size=5, pause=60, pause_after=held),
+            Reply(text=text, chunk_size=5, pause=0.01, pause_after=held),
+        )
+        client = openai_client(server)
+        paused = client.chat.completions.create(model="m", messages=[], stream=True)
+        seen = ""
+        for chunk in paused:  # the server holds the rest for a minute: stop at the pause
+            if chunk.choices and chunk.choices[0].delta.content:
+                seen += chunk.choices[0].delta.content
+            if len(seen) >= held:
+                break
+        assert seen == text[:held]
+        paused.close()
+        resumed = client.chat.completions.create(model="m", messages=[], stream=True)
+        pieces = [c.choices[0].delta.content or "" for c in resumed if c.choices]
+        assert "".join(pieces) == text
+        ends = {len("".join(pieces[: n + 1])) for n in range(len(pieces))}
+        assert held in ends  # the pieces are cut at the pause, whatever the chunk size

@@ -126,6 +126,32 @@ async def test_a_streamed_answer_ends_exactly_as_markdown_draws_it_whole(width: 
         assert streamed == whole
 
 
+async def test_a_line_gated_stream_ends_exactly_as_markdown_draws_it_whole() -> None:
+    """Drawn by the line gate (clocked, some pieces held, some drawn at a heartbeat or as
+    lines complete): emphasis, code fences, lists and wide characters opened in one frame and
+    closed in a later one end exactly as the whole answer draws."""
+    clock = [100.0]
+    app = _Answers()
+    async with app.run_test(size=(60, 90)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        whole = await _shown(app, AnswerBlock(DOCUMENT), [])
+        answer = AnswerBlock(clocked=True, clock=lambda: clock[0])
+        transcript = app.query_one("#transcript")
+        await transcript.remove_children()
+        await transcript.mount(answer)
+        drew = 0
+        for n, start in enumerate(range(0, len(DOCUMENT), 5)):
+            await answer.add(DOCUMENT[start : start + 5])
+            clock[0] += (0.05, 0.3, 1.1)[n % 3]  # held, lines due, a heartbeat
+            drew += await answer.tick()
+            await pilot.pause()
+        await answer.finish()
+        for _ in range(3):
+            await pilot.pause()
+        assert drew > 10 and [type(child) for child in answer.children] == [AnswerStream]
+        assert _screen(app) == whole
+
+
 def _layout(width: int) -> IncrementalLines:
     """The stream's layout alone, in the default theme (no app needed to draw lines)."""
     palette = Palette.of(App().get_css_variables(), Color.parse("#121212"), ansi=False, dark=True)
@@ -173,23 +199,23 @@ async def test_an_answer_with_a_table_becomes_textuals_markdown_when_it_ends() -
         assert not streamed_answer.query(AnswerStream)
 
 
-async def test_a_paced_answer_gains_lines_only_when_it_may_grow() -> None:
+async def test_a_clocked_answer_draws_its_first_words_at_once_then_whole_lines_when_due() -> None:
+    """The line gate (line_gate.py) seen from the answer: the first words show at once; later
+    lines wait while no frame is due (time stands still here); the end shows everything."""
     app = _Answers()
     async with app.run_test(size=(60, 30)) as pilot:
-        answer = AnswerBlock(clocked=True)
-        answer.clock = lambda: 100.0  # time stands still: no gain is due after the first
+        answer = AnswerBlock(clocked=True, clock=lambda: 100.0)
         await app.query_one("#transcript").mount(answer)
-        await answer.add("first line\n\n")
-        await answer._flush()
-        stream = answer.query_one(AnswerStream)
+        await answer.add("first line\n\n")  # the first piece's own timer draws it
         for _ in range(1500):  # its first layout, whenever the loop gets to it
-            if stream.size.height:
+            if (streams := answer.query(AnswerStream)) and streams.first().size.height:
                 break
             await pilot.pause(0.02)
+        stream = answer.query_one(AnswerStream)
         shown = stream.size.height
-        assert shown
+        assert shown and not stream.waiting
         await answer.add("second\n\nthird\n\n")
-        await answer._flush()  # within GROW_SECONDS of the first gain: held
+        assert not await answer.tick()  # within LINE_FRAME_SECONDS of the first draw: held
         await pilot.pause()
         assert stream.waiting and stream.size.height == shown
         await answer.finish()  # the end shows everything at once
