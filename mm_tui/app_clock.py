@@ -6,8 +6,8 @@ held by the `EventBridge` are taken on it. While the model's text flows (`Writin
 `Thinking`, text within `FLOW_SECONDS`) nothing animates: the spinner and the prompt's cursor
 stand still, the answer draws whole lines only (`LineGate`), the tick comes every
 `FLOW_TICKS` ticks (it takes the held deltas: each costs the window's loop), and the turn's time
-(whole seconds) is drawn with the answer's frames, which come at least once a second while text
-flows. While the window waits (the model, a tool, a pause in the text) the spinner turns. The interval timer's callback runs beside Textual's message loop, so it only
+(whole seconds) is drawn with the answer's frames, or once a second when there are none.
+While the window waits (the model, a tool, a pause in the text) the spinner turns. The interval timer's callback runs beside Textual's message loop, so it only
 posts `Ticked`: the tick is then handled in order with the core's events.
 
 A base class of `MMApp` (like `WindowPreferences`), so the app module keeps to drawing events.
@@ -46,6 +46,7 @@ class WindowClock(WindowPreferences):
     #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
     flowing: bool = False
     _skipped = 0
+    _elapsed_at = float("-inf")
 
     # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
     # tens of thousands of events, a turn ten ticks a second.
@@ -110,8 +111,12 @@ class WindowClock(WindowPreferences):
             status_line.frame = self.frame
             for row in transcript.running_rows():
                 row.tick(self.frame)
-        if drew or not self.flowing:  # a frame of its own when its text changes
+        now = transcript.clock()
+        # With the answer's frame, or a frame of its own once a second (the model thinking
+        # behind its folded reasoning draws nothing else); only a changed text is drawn.
+        if drew or not self.flowing or now - self._elapsed_at >= 1.0:
             status_line.elapsed = format_elapsed(turns.elapsed())
+            self._elapsed_at = now
 
     def _flow(self, flowing: bool) -> None:
         """Text starts or stops flowing: the prompt's cursor stops or starts blinking."""

@@ -73,8 +73,10 @@ class WindowKeys(App[int]):
 
     @on(Transcript.NewBelow)
     def _new_below(self, message: Transcript.NewBelow) -> None:
-        """`↓ N new` on the status line while the person reads further up."""
-        self.query_one(StatusLine).new_below = message.count
+        """`↓ N new` on the status line while the person reads further up (none when the
+        window closes: blocks may still arrive while it is taken down)."""
+        for status in self.query(StatusLine):
+            status.new_below = message.count
 
     @on(PromptInput.BottomRequested)
     def _back_to_bottom(self) -> None:

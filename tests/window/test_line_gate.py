@@ -1,5 +1,6 @@
 """The line gate (issue 16): a clocked answer draws whole lines, a pending partial line at the
-heartbeat, everything when forced; the clock is the test's own (nothing here waits on time)."""
+heartbeat, everything when forced; the clock is the test's own (nothing here waits on time).
+And folded reasoning, which does not redraw while the model thinks."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
+from textual.widgets import Static
 
-from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
 from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.line_gate import HEARTBEAT_SECONDS, LINE_FRAME_SECONDS, LineGate
 
@@ -129,3 +131,22 @@ async def test_wide_characters_that_overflow_the_last_line_complete_it() -> None
         assert await answer.tick()
         assert len(text_lines := [line for line in stream.shown if line]) == 2
         assert "".join(text_lines) == "Words日本語のテキスト🙂日本語のテキスト"
+
+
+async def test_folded_reasoning_shows_all_it_received_when_opened() -> None:
+    """Folded, the reasoning does not redraw its hidden text on every piece (each update laid
+    the screen out while the model thinks); opened, it shows everything, and grows after."""
+    app = _Answers()
+    async with app.run_test(size=(60, 30)) as pilot:
+        block = ReasoningBlock()
+        await app.query_one("#transcript").mount(block)
+        for piece in ("Let me ", "look at ", "the file."):
+            block.add(piece)
+        body = block.query_one(".reasoning-text", Static)
+        block.collapsed = False
+        await pilot.pause()
+        assert str(body.render()) == "Let me look at the file."
+        block.add(" Then test it.")
+        await pilot.pause()
+        assert str(body.render()) == "Let me look at the file. Then test it."
+        assert block.to_markdown().endswith("Let me look at the file. Then test it.")

@@ -223,7 +223,10 @@ async def test_a_code_fence_and_emphasis_open_across_a_pause_end_right(
         await send(pilot, "go")
         await wait_for(
             pilot,
-            lambda: (stream := stream_of(app)) is not None and "def f():" in stream.shown[3],
+            lambda: (
+                (stream := stream_of(app)) is not None
+                and any("def f():" in line for line in stream.shown)
+            ),
             "the open fence is drawn while the stream pauses in it",
         )
         await wait_for(pilot, turn_over(app), "the turn ends")
@@ -232,3 +235,23 @@ async def test_a_code_fence_and_emphasis_open_across_a_pause_end_right(
         assert [line.strip() for line in text_lines(stream.shown)] == [
             "Code:", "def f():", "return 1", "After it ends."
         ]  # fmt: skip
+
+
+async def test_while_the_model_thinks_the_spinner_stands_still_and_the_time_goes_on(
+    model_server: Any, live_app: Any
+) -> None:
+    reasoning = "".join(f"thought {n}, " for n in range(120))  # ~3.4 s at this pace
+    model_server.enqueue(Reply(reasoning=reasoning, text="Done.", chunk_size=4, delay=0.01))
+    app = live_app()
+    looks: list[tuple[int, str]] = []
+
+    def seen() -> None:
+        if app.flowing and app.status_line.state == "Thinking":
+            looks.append((app.status_line.frame, app.status_line.elapsed))
+
+    async with app.run_test() as pilot:
+        await send(pilot, "go")
+        await watch(pilot, turn_over(app), "the turn ends", seen)
+        assert answers(app) == ["Done."]
+    assert len({frame for frame, _ in looks}) == 1  # the spinner stood still
+    assert len({elapsed for _, elapsed in looks}) >= 2  # the turn's time moved on
