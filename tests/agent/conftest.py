@@ -82,7 +82,7 @@ class Recorder:
         with self.lock:
             return [e for e in self.events if isinstance(e, kind)]
 
-    def wait_for(self, kind: type, timeout: float = 5.0) -> Any:
+    def wait_for(self, kind: type, timeout: float = 20.0) -> Any:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.of(kind)

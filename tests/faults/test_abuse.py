@@ -71,7 +71,7 @@ def test_rm_rf_home_runs_nothing_until_a_person_answers(
     assert (home / "precious/thesis.tex").read_text() == "years of work"
     assert request.detail == RM_HOME  # the person is shown exactly what would run
     request.future.set_result(PermissionAnswer.REJECT)
-    thread.join(10)
+    thread.join(30)
 
     assert (home / "precious/thesis.tex").read_text() == "years of work"
     finished = events.of(ToolFinished)[0]
