@@ -82,19 +82,18 @@ class ServerRequestHandlers:
 
     def register_capability(self, params: Any) -> None:
         for registration in _list(params, "registrations"):
-            method, key = registration.get("method"), registration.get("id")
+            method = registration.get("method")
             if isinstance(method, str):
-                key = key if isinstance(key, str) else method  # an id is required; be lenient
+                key = _key(registration, method)
                 self._connection.state.register(key, method, registration.get("registerOptions"))
 
     def unregister_capability(self, params: Any) -> None:
         # The protocol misspells this field "unregisterations"; accept both spellings.
         for field in ("unregisterations", "unregistrations"):
             for registration in _list(params, field):
-                method, key = registration.get("method"), registration.get("id")
+                method = registration.get("method")
                 if isinstance(method, str):
-                    key = key if isinstance(key, str) else method
-                    self._connection.state.unregister(key, method)
+                    self._connection.state.unregister(_key(registration, method), method)
 
     def show_message_request(self, params: Any) -> None:
         """No person is there to pick an action: keep the message, choose none."""
@@ -133,3 +132,12 @@ class ServerRequestHandlers:
 def _list(params: Any, field: str) -> list[dict[str, Any]]:
     value = params.get(field) if isinstance(params, dict) else None
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _key(registration: dict[str, Any], method: str) -> str:
+    """A registration's id (a string; a number is taken as its text, so two registrations
+    numbered 1 and 2 stay apart); the method when it has none (it is required: lenient)."""
+    ident = registration.get("id")
+    if isinstance(ident, int) and not isinstance(ident, bool):
+        return str(ident)
+    return ident if isinstance(ident, str) else method

@@ -10,6 +10,7 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from lsprotocol.types import DidSaveTextDocumentParams
@@ -23,6 +24,7 @@ from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import announced_encoding, verified_encoding
 from mm_tui.lsp.formatting import readable_message
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
@@ -45,6 +47,22 @@ def test_a_method_registered_twice_stays_offered_when_one_registration_goes() ->
         assert not state.registered("textDocument/diagnostic")
 
     asyncio.run(scenario())
+
+
+def test_registrations_numbered_instead_of_named_are_kept_apart_too() -> None:
+    # The protocol says ids are strings; a server numbering them 1 and 2 had both kept under
+    # the method's name, so unregistering 1 dropped the pull diagnostics 2 still offered.
+    state = ServerState(lambda key: 0, lambda: False, deque())
+    connection = SimpleNamespace(state=state, spec=BASEDPYRIGHT, root=Path("."))
+    handlers = ServerRequestHandlers(connection)
+    method = "textDocument/diagnostic"
+    handlers.register_capability(
+        {"registrations": [{"id": 1, "method": method}, {"id": 2, "method": method}]}
+    )
+    handlers.unregister_capability({"unregisterations": [{"id": 1, "method": method}]})
+    assert state.registered(method)
+    handlers.unregister_capability({"unregisterations": [{"id": 2, "method": method}]})
+    assert not state.registered(method)
 
 
 def test_servers_known_to_count_code_points_are_listed_by_command_and_by_name() -> None:
