@@ -38,6 +38,10 @@ RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
 RENAME_FILE_LINE = "{path}: {edits} edit(s)"
 RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
 RENAME_ROLLED_BACK = "[lsp: rename failed: {reason} — every file was restored]"
+BLIND = (
+    "{server} found no source files in the project (its log said so), so its rename would "
+    "reach the open files only"
+)
 NOT_AS_SHOWN = (
     "the server's edits are not the ones shown when the rename was allowed; "
     "call rename again to see them"
@@ -74,6 +78,8 @@ def rename(
         references(context, targets)
 
     def ask(occurrence: Occurrence) -> Text | Failed | None:
+        if connection.state.scan_found_nothing:  # its scan is over (when_ready waited)
+            return Failed(RENAME_REFUSED.format(reason=BLIND.format(server=connection.name)))
         old_name = context.name_at(occurrence)
         try:
             answer = settled_rename(context, occurrence, new_name)

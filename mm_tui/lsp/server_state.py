@@ -71,6 +71,9 @@ class ServerState:
         #: given while the server loaded, even when the report ended before it was read.
         self.progress_begun = 0
         self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
+        #: The scan's end said it found no source file, though a call asks about one: the
+        #: server does not see the project (basedpyright under a folder named with "?").
+        self.scan_found_nothing = False
         self._news = 0  # counts every piece of news, for `wait_for_news`
 
     def expect_scan(self, server_name: str, command: str) -> None:
@@ -143,6 +146,7 @@ class ServerState:
         self._log_tail.append(message.rstrip())
         if self._scan_done is not None and self._scan_done.match(message):
             self._scan_done = None
+            self.scan_found_nothing = message.startswith("No source files")
             self.signal_change()
 
     def register(self, registration_id: str, method: str, options: Any) -> None:
