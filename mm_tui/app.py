@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, assert_never
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
@@ -56,6 +57,13 @@ if TYPE_CHECKING:
     from mm_tui.window.project_trust import ProjectTrust
 
 log = logging.getLogger(__name__)
+
+
+class WindowScreen(Screen[None]):
+    """The window's screen: the prompt has the focus from the start, so the keys typed while
+    the window starts go into it (Textual focused the transcript first, the first focusable)."""
+
+    AUTO_FOCUS = "#prompt"
 
 
 class MMApp(WindowCore):
@@ -123,6 +131,9 @@ class MMApp(WindowCore):
         yield StatusLine(id="status-line")
         yield PromptInput(self.history, root=self.cwd, id="prompt")
         yield KeysFooter(show_command_palette=False)
+
+    def get_default_screen(self) -> Screen[None]:
+        return WindowScreen(id="_default")
 
     def on_mount(self) -> None:
         prompt = self.query_one(PromptInput)
@@ -303,12 +314,15 @@ class MMApp(WindowCore):
         return isinstance(self.focused, RejectionReason)
 
     def on_key(self, event: events.Key) -> None:
-        """A character typed while a row has the focus goes to the prompt, as expected."""
+        """A character typed while a row has the focus goes to the prompt, as expected.
+
+        A key that came up to the window was not taken by the prompt (it takes every
+        character): it was typed while something else had the focus, maybe the moment
+        before the prompt got it, so it goes to the prompt whatever has the focus now."""
         prompt = self.query_one(PromptInput)
         if (
             event.is_printable
             and event.character
-            and self.focused is not prompt
             and len(self.screen_stack) == 1
             and event.key not in self.active_bindings  # space folds a focused row
         ):

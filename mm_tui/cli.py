@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from mm_tui import __version__
 from mm_tui.faces.exit_codes import EXIT_CONFIG_ERROR
 from mm_tui.support.debug_log import debug_requested, enable_debug_log
+from mm_tui.support.typeahead import keys_kept
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
@@ -178,6 +179,13 @@ def config_loader(args: argparse.Namespace) -> ConfigLoader:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command is None and args.prompt is None:  # the window: keys typed meanwhile wait
+        with keys_kept(sys.stdin):
+            return _run_face(args)
+    return _run_face(args)
+
+
+def _run_face(args: argparse.Namespace) -> int:
     from mm_tui.agent.config import ConfigError
 
     load = config_loader(args)

@@ -13,10 +13,12 @@ import shutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mm_tui.agent.config import Config, config_candidates
-from mm_tui.agent.server_check import Finding, check_context, check_server, check_tools
+
+if TYPE_CHECKING:  # `mm-tui` builds every subcommand's flags: the window need not load urllib
+    from mm_tui.agent.server_check import Finding
 
 EXIT_PROBLEM = 1
 EXIT_CONFIG_ERROR = 2  # as the window's
@@ -36,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def language_server_findings(
     config: Config, which: Callable[[str], str | None] = shutil.which
 ) -> list[Finding]:
+    from mm_tui.agent.server_check import Finding
+
     """One line per configured (or default) server: found where, or not on the PATH."""
     from mm_tui.lsp.defaults import default_servers
 
@@ -56,6 +60,8 @@ def language_server_findings(
 
 
 def config_findings(config: Config, cwd: Path, env: Mapping[str, str]) -> list[Finding]:
+    from mm_tui.agent.server_check import Finding
+
     """The config file used, and the candidates found but shadowed by it."""
     used = config.source
     findings = []
@@ -80,6 +86,8 @@ def run_checks(
     which: Callable[[str], str | None] = shutil.which,
 ) -> list[Finding]:
     """Every check, in the order printed."""
+    from mm_tui.agent.server_check import check_context, check_server, check_tools
+
     report = check_server(config)
     findings = list(report.findings)
     if report.model:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.port import AgentPort
@@ -21,9 +22,10 @@ from mm_tui.scripted_server import Reply
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.keys_footer import KeysFooter
+from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.status_line import QueuedMessages
 from mm_tui.window.ports import PortFactory, live_factory
-from tests.window.conftest import send, settle, wait_for
+from tests.window.conftest import FIXED_CWD, send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
 
 pytestmark = pytest.mark.anyio
@@ -303,3 +305,36 @@ def test_ctrl_q_while_the_core_builds_leaves_without_waiting_for_it(tmp_path: Pa
         timeout=120,  # a bound for a broken build only: the old window never left
     )
     assert (done.returncode, done.stdout.split()) == (0, ["exit", "0"]), done.stderr[-2000:]
+
+
+class FirstFocus(MMApp):
+    """The window, noting every widget that gets the focus, in order."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.focused_in_turn: list[str] = []
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self.focused_in_turn.append(type(event.widget).__name__)
+
+
+async def test_the_prompt_has_the_focus_first_and_a_key_typed_before_goes_into_it(
+    tmp_path: Path,
+) -> None:
+    """Textual focused the transcript (the first focusable) before the prompt: keys typed as
+    the window started went to it, came up to the window once the prompt had the focus,
+    and were dropped (tried in tmux: a message typed at once was lost)."""
+    app = FirstFocus(Config(), FIXED_CWD, history_path=tmp_path / "h.jsonl", still=True)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.focused_in_turn[:1] == ["PromptInput"]
+        prompt = app.query_one(PromptInput)
+        app.transcript.focus()
+        await settle(pilot)
+        # Keys come while the transcript has the focus; the prompt gets it before they come
+        # back up from the transcript (the order of start-up, replayed).
+        app.post_message(events.Key("h", "h"))
+        app.post_message(events.Key("i", "i"))
+        prompt.focus()
+        await settle(pilot)
+        assert prompt.text == "hi" and app.focused is prompt
