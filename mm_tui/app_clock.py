@@ -1,17 +1,16 @@
 """The window's clock (issue 16): 10 ticks a second while a turn runs, few frames.
 
-A frame costs the model's machine 2 to 3.5 ms of CPU whatever it shows, so the spinner, the
+A frame costs the model's machine 2 to 5 ms of CPU whatever it shows, so the spinner, the
 running rows' durations and the streaming answer move together on the tick, and text deltas
 held by the `EventBridge` are taken on it. While the model's text flows (`Writing`,
 `Thinking`, text within `FLOW_SECONDS`) nothing animates: the spinner and the prompt's cursor
-stand still, the answer draws whole lines only (`LineGate`), the tick comes every
-`FLOW_TICKS` ticks (it takes the held deltas: each costs the window's loop), and the turn's time
-(whole seconds) is drawn with the answer's frames, or once a second when there are none.
-While the window waits (the model, a tool, a pause in the text) the spinner turns. The interval timer's callback runs beside Textual's message loop, so it only
-posts `Ticked`: the tick is then handled in order with the core's events.
+stand still, the answer draws whole lines only (`LineGate`), the window ticks every
+`FLOW_TICK_SECONDS` (a second, slower timer: each tick wakes the window's loop), and the turn's
+time (whole seconds) is drawn with the answer's frames, or once a second when there are none.
+While the window waits (the model, a tool, a pause in the text) the spinner turns.
 
-A base class of `MMApp` (like `WindowPreferences`), so the app module keeps to drawing events.
-"""
+The interval timer's callback runs beside Textual's message loop, so it only posts `Ticked`:
+the tick is then handled in order with the core's events."""
 
 from __future__ import annotations
 
@@ -19,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from textual import on
+from textual.timer import Timer
 
 from mm_tui.agent.events import THINKING, WRITING
 from mm_tui.app_preferences import WindowPreferences
@@ -35,8 +35,8 @@ TICK_SECONDS = 0.1
 FLOWING_STATES = frozenset({WRITING, THINKING})
 #: Text that came within this counts as flowing; a longer pause turns the spinner again.
 FLOW_SECONDS = 1.0
-#: While text flows, one tick in this many is handled (every 0.3 s).
-FLOW_TICKS = 4
+#: While text flows the window ticks this often (the line gate's frames are as far apart).
+FLOW_TICK_SECONDS = 0.4
 
 
 class WindowClock(WindowPreferences):
@@ -45,8 +45,8 @@ class WindowClock(WindowPreferences):
     frame: int = 0
     #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
     flowing: bool = False
-    _skipped = 0
     _elapsed_at = float("-inf")
+    _clocks: tuple[Timer, Timer] | None = None  # every tick; every tick while text flows
 
     # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
     # tens of thousands of events, a turn ten ticks a second.
@@ -69,7 +69,10 @@ class WindowClock(WindowPreferences):
     def start_clock(self) -> None:
         """Tick from now on (not in still mode: snapshots have no motion)."""
         self.transcript.clocked = True
-        self.set_interval(TICK_SECONDS, self._clock)
+        self._clocks = (
+            self.set_interval(TICK_SECONDS, self._clock),
+            self.set_interval(FLOW_TICK_SECONDS, self._clock, pause=True),
+        )
         self.watch(self.status_line, "state", self._state_changed, init=False)
 
     def _state_changed(self, state: str) -> None:
@@ -79,13 +82,8 @@ class WindowClock(WindowPreferences):
 
     def _clock(self) -> None:
         turns, bridge = self.clocked_parts()
-        if not (turns.running or bridge.pending or self.flowing):  # flowing: the cursor blinks
-            return
-        if self.flowing and turns.running and self._skipped < FLOW_TICKS - 1:
-            self._skipped += 1
-            return
-        self._skipped = 0
-        self.post_message(notes.Ticked())
+        if turns.running or bridge.pending or self.flowing:  # flowing: the cursor blinks again
+            self.post_message(notes.Ticked())
 
     async def take_events(self) -> None:
         """Apply what the bridge holds (the app's handler of `EventsArrived`)."""
@@ -119,7 +117,12 @@ class WindowClock(WindowPreferences):
             self._elapsed_at = now
 
     def _flow(self, flowing: bool) -> None:
-        """Text starts or stops flowing: the prompt's cursor stops or starts blinking."""
+        """Text starts or stops flowing: the prompt's cursor stops or starts blinking, and the
+        window ticks slower or faster again."""
         if flowing != self.flowing:
             self.flowing = flowing
             self.prompt.cursor_blink = not flowing
+            if self._clocks is not None:
+                fast, slow = self._clocks
+                (fast.pause if flowing else fast.resume)()
+                (slow.resume if flowing else slow.pause)()
