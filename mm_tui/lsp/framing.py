@@ -29,6 +29,12 @@ _LENGTH_FIELD = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
 _LENGTH_PREFIX = b"Content-Length: "
 #: Bytes kept while no header end shows up: junk longer than this is dropped.
 _JUNK_LIMIT = 1 << 20
+#: A longer declared body is taken for a broken header (no answer is this big): skipped.
+_MAX_BODY = 256 << 20
+#: A whole header inside a body still coming: raw CR LF cannot stand in a JSON text's
+#: strings and `Content-Length` cannot stand between its tokens, so the frame before it
+#: declared more than it sent, and the next frame starts here.
+_NEXT_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*\d+\r\n(?:[^\r\n]*\r\n)*?\r\n", re.I)
 #: The types of `params` and `result` msgspec is given; another (an lsprotocol object) goes
 #: through the json module, which asks lsprotocol's converter for its protocol form.
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
@@ -59,6 +65,7 @@ class FrameReader:
         self.buffer = bytearray()
         self._body_at = -1  # where the body of the frame being read starts, once known
         self._length = 0
+        self._searched = 0  # how far a body still coming was searched for the next header
 
     def feed(self, data: bytes) -> None:
         self.buffer += data
@@ -71,10 +78,14 @@ class FrameReader:
                 end = buffer.find(_HEADER_END)  # the usual header: `Content-Length: N` alone
                 if end > 16 and buffer.startswith(_LENGTH_PREFIX) and buffer[16:end].isdigit():
                     self._body_at, self._length = end + 4, int(buffer[16:end])
+                    self._searched = self._body_at
+                    if self._length > _MAX_BODY:
+                        self._skip_header()
+                        continue
                 elif not self._read_header():
                     return None
             end = self._body_at + self._length
-            if len(buffer) < end:
+            if len(buffer) < end and (end := self._next_header()) < 0:
                 return None
             body = bytes(buffer[self._body_at : end])
             del buffer[:end]
@@ -92,15 +103,6 @@ class FrameReader:
             log.debug("a frame that is not a JSON object was skipped: %r", body[:200])
         return None
 
-    @property
-    def holds_message(self) -> bool:
-        """Whether a whole frame waits in the buffer (cheap: no decoding)."""
-        if not self.buffer:
-            return False
-        if self._body_at < 0 and not self._read_header():
-            return False
-        return len(self.buffer) >= self._body_at + self._length
-
     def _read_header(self) -> bool:
         """Find the next frame's header; False until its end has come. A header without a
         length is junk: dropped, and the search goes on after it."""
@@ -113,11 +115,30 @@ class FrameReader:
                     del buffer[:-4]
                 return False
             length = _content_length(bytes(buffer[:end]))
-            if length is not None:
+            if length is not None and length <= _MAX_BODY:
                 self._body_at, self._length = end + 4, length
+                self._searched = self._body_at
                 return True
             log.debug("a header without a length was skipped: %r", bytes(buffer[:end])[:200])
             del buffer[: end + 4]
+
+    def _next_header(self) -> int:
+        """Where the body still coming ends early: the start of a whole header that came
+        inside it (a server declared more than it sent), else -1. Each byte is searched once
+        (a header cut by a read is looked for again from a little before the cut)."""
+        buffer = self.buffer
+        start = max(self._body_at, self._searched - 256)
+        self._searched = len(buffer)
+        found = _NEXT_HEADER.search(buffer, start)
+        if found is None:
+            return -1
+        log.debug("a frame shorter than its Content-Length: read to the next header")
+        return found.start()
+
+    def _skip_header(self) -> None:
+        log.debug("a header declaring %d bytes was skipped", self._length)
+        del self.buffer[: self._body_at]
+        self._body_at = -1
 
 
 def _content_length(header: bytes) -> int | None:

@@ -100,6 +100,49 @@ def test_junk_between_frames_is_skipped_and_the_next_frame_read() -> None:
     assert reader.next_message() is None
 
 
+def read_all(reader: FrameReader, stream: bytes, step: int) -> list[dict[str, Any]]:
+    out = []
+    for at in range(0, len(stream), step):
+        reader.feed(stream[at : at + step])
+        while (message := reader.next_message()) is not None:
+            out.append(message)
+    return out
+
+
+@pytest.mark.parametrize("step", [1, 7, 1 << 16])
+def test_a_frame_declaring_more_than_it_sent_does_not_swallow_the_frames_after_it(
+    step: int,
+) -> None:
+    """A lying length used to make the reader wait for bytes that were the next frames: every
+    later answer was lost and each request ran out of time. A whole header inside a body still
+    coming ends that body (raw CR LF cannot stand in JSON text)."""
+    lying = {"jsonrpc": "2.0", "id": "mm-1", "result": {"contents": "x\r\n\r\nContent-Length: 3"}}
+    body = json.dumps(lying).encode()
+    after = [{"jsonrpc": "2.0", "id": f"mm-{n}", "result": n} for n in range(2, 5)]
+    stream = b"Content-Length: %d\r\n\r\n%b" % (len(body) + 500, body)
+    stream += b"".join(frame(message) for message in after)
+
+    assert read_all(FrameReader(), stream, step) == [lying, *after]
+
+
+@pytest.mark.parametrize("step", [1, 1 << 16])
+def test_a_header_declaring_an_impossible_length_is_skipped(step: int) -> None:
+    good = {"jsonrpc": "2.0", "id": "mm-2", "result": None}
+    for header in (
+        b"Content-Length: 99999999999\r\n\r\n",
+        b"X: y\r\ncontent-length: 9999999999\r\n\r\n",
+    ):
+        stream = header + b'{"jsonrpc": "2.0"}' + frame(good)
+        assert read_all(FrameReader(), stream, step) == [good]
+
+
+def test_a_body_holding_header_words_inside_its_strings_is_read_whole() -> None:
+    """What looks like a header inside a JSON string (escaped CR LF) ends nothing."""
+    message = {"jsonrpc": "2.0", "id": 1, "result": "Content-Length: 5\r\n\r\n" * 3}
+    stream = frame(message) * 2
+    assert read_all(FrameReader(), stream, 3) == [message, message]
+
+
 def test_a_frame_is_ascii_json_after_its_length() -> None:
     data = frame({"jsonrpc": "2.0", "method": "m", "params": {"text": "café"}})
     header, body = data.split(b"\r\n\r\n", 1)
