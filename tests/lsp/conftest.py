@@ -36,6 +36,22 @@ def text_of(answer: Answer) -> str:
     return answer.text
 
 
+def rewrite_in_place_keeping_size_and_time(path: Path, text: str) -> None:
+    """What an editor that keeps timestamps could leave: same inode, size and mtime."""
+    before = os.stat(path)
+    data = text.encode()
+    assert len(data) <= before.st_size
+    with open(path, "r+b") as file:  # in place: the inode stays
+        file.write(data + b"#" * (before.st_size - len(data) - 1) + b"\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+
+
 def copy_project(destination: Path, name: str = "pyproj") -> Path:
     """A fresh copy of a fixture project (servers and renames may write into it)."""
     target = destination / name

@@ -30,7 +30,7 @@ from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
 from mm_tui.lsp.workspace import LspWorkspace
 from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes, write_changes
-from tests.lsp.conftest import FIXTURES, text_of
+from tests.lsp.conftest import FIXTURES, rewrite_in_place_keeping_size_and_time, text_of
 from tests.lsp.real_servers import LANGS
 
 LINE = 'banner = "café 🎉 " + greet("world")'  # greet: character 21, UTF-16 22, UTF-8 25
@@ -246,15 +246,6 @@ def test_a_warm_file_rewritten_in_place_with_its_size_and_time_kept_is_sent_agai
             text_of(own_workspace.execute(query))
             == "greetings.py:5:5  def greet(name: str) -> str:"
         )
-    before = os.stat(app)
     local = "def greet(x):\n    return x\n\n\nbanner = greet('world')\n"
-    padding = before.st_size - len(local.encode()) - 1
-    app.write_text(local + "#" * padding + "\n")
-    os.utime(app, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(app)
-    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
-        before.st_size,
-        before.st_mtime_ns,
-        before.st_ino,
-    )
+    rewrite_in_place_keeping_size_and_time(app, local)
     assert text_of(own_workspace.execute(query)) == "app.py:1:5  def greet(x):"

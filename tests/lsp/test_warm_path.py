@@ -24,7 +24,7 @@ from mm_tui.lsp.formatting import WireLocation, wire_locations
 from mm_tui.lsp.framing import FrameReader, frame
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import copy_project, text_of
+from tests.lsp.conftest import copy_project, rewrite_in_place_keeping_size_and_time, text_of
 
 DEFINITION = LspQuery("definition", "app.py", symbol="greet")
 GREET = "greetings.py:5:5  def greet(name: str) -> str:"
@@ -152,22 +152,6 @@ def test_a_document_read_again_into_an_equal_text_is_not_sent_again(tmp_path: Pa
     changed = documents.sync(path, "x = 2\n")
     assert recorder.sent == ["textDocument/didOpen", "textDocument/didChange"]
     assert (changed.version, changed.changed, documents.version_of(changed.key)) == (2, True, 2)
-
-
-def rewrite_in_place_keeping_size_and_time(path: Path, text: str) -> None:
-    """What an editor that keeps timestamps could leave: same inode, size and mtime."""
-    before = os.stat(path)
-    data = text.encode()
-    assert len(data) <= before.st_size
-    with open(path, "r+b") as file:  # in place: the inode stays
-        file.write(data + b"#" * (before.st_size - len(data) - 1) + b"\n")
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(path)
-    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
-        before.st_ino,
-        before.st_size,
-        before.st_mtime_ns,
-    )
 
 
 def test_the_other_open_file_rewritten_in_place_between_warm_calls_is_sent_again(
