@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
 
 #: Lines beyond the view's height the streaming answer keeps while it scrolls inside itself.
-TAIL_MARGIN = 10
+TAIL_MARGIN = 1
 #: Refreshes the view waits for that layout before it moves anyway.
 SHIFT_TRIES = 10
 
