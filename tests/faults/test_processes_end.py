@@ -29,9 +29,13 @@ from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 
 pytestmark = pytest.mark.timeout(120)
 
+#: The nohup sleeper's duration, unique to this test process: `sleepers` scans the whole
+#: machine, where another run of this suite (a second CI) may have its own `sleep 301`.
+NOHUP = f"301.{os.getpid()}"
+
 DETACH = (
     "setsid sleep 300 & echo $! > setsid.pid; "
-    "nohup setsid sleep 301 > /dev/null 2>&1 & "
+    f"nohup setsid sleep {NOHUP} > /dev/null 2>&1 & "
     'python3 -c "import os, time\nif os.fork() == 0:\n os.setsid()\n if os.fork() == 0:\n'
     "  open('daemon.pid', 'w').write(str(os.getpid())); time.sleep(300)\" "
     "> /dev/null 2>&1; "
@@ -87,9 +91,9 @@ def test_detached_processes_are_ended_when_the_call_times_out(tmp_path: Path) ->
     try:
         assert result.status is ToolStatus.TIMED_OUT
         assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
-        assert not sleepers("301")
+        assert not sleepers(NOHUP)
     finally:
-        kill_all([*pids, *sleepers("301")])
+        kill_all([*pids, *sleepers(NOHUP)])
 
 
 def test_detached_processes_are_ended_when_the_call_is_interrupted(tmp_path: Path) -> None:
@@ -105,9 +109,9 @@ def test_detached_processes_are_ended_when_the_call_is_interrupted(tmp_path: Pat
     try:
         assert result.status is ToolStatus.INTERRUPTED
         assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
-        assert not sleepers("301")
+        assert not sleepers(NOHUP)
     finally:
-        kill_all([*pids, *sleepers("301")])
+        kill_all([*pids, *sleepers(NOHUP)])
 
 
 def mm(*args: str, cwd: Path, user: str | None = None, nproc: int | None = None):
@@ -143,9 +147,9 @@ def test_detached_processes_are_ended_when_mm_tui_exits(
     try:
         assert "started" in model_server.requests[1]["messages"][-1]["content"]
         assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
-        assert not sleepers("301")
+        assert not sleepers(NOHUP)
     finally:
-        kill_all([*pids, *sleepers("301")])
+        kill_all([*pids, *sleepers(NOHUP)])
 
 
 def unused_uid() -> int:
