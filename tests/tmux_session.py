@@ -8,12 +8,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_until
 
 
 def tmux_server() -> Iterator[Callable[..., str]]:
@@ -30,14 +31,12 @@ def tmux_server() -> Iterator[Callable[..., str]]:
     run("kill-server")
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
-    """Whether `condition` held within `timeout` seconds (a bound for broken tests only)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
+def wait_for_screen(
+    screen: Callable[[], str], what: str, shows: Callable[[str], object], timeout: float = 60.0
+) -> str:
+    """The screen once `shows` accepts it, looked at every 0.2 s; failing after `timeout`
+    seconds (a bound for broken tests only), it names `what` and shows the last screen."""
+    return wait_until(screen, what, until=shows, timeout=timeout, interval=0.2)
 
 
 def mm_tui_command(home: Path, base_url: str) -> str:

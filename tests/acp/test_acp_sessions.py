@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,17 +14,11 @@ from acp.schema import ToolCallProgress
 from mm_tui.agent.session import SessionStore
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
+from tests.waiting import await_until
 
 
 def run(coroutine):
     return asyncio.run(asyncio.wait_for(coroutine, timeout=115))
-
-
-async def until(condition, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition never came true"
-        await asyncio.sleep(0.05)
 
 
 def test_cancel_mid_command_ends_its_process_group_and_the_turn(
@@ -43,9 +36,13 @@ def test_cancel_mid_command_ends_its_process_group_and_the_turn(
                           "--model", "m") as conn:  # fmt: skip
             session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
             turn = asyncio.create_task(prompt(conn, session.session_id, "wait"))
-            await until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
-            await until(lambda: any(isinstance(u, ToolCallProgress) and u.status == "in_progress"
-                                    for u in client.updates))  # fmt: skip
+            started = lambda: pid_file.exists() and pid_file.read_text().strip() != ""  # noqa: E731
+            await await_until(started, "the command's pid", timeout=90, interval=0.05)
+            running = lambda: [u for u in client.updates if isinstance(u, ToolCallProgress)]  # noqa: E731
+            in_progress = lambda us: any(u.status == "in_progress" for u in us)  # noqa: E731
+            await await_until(
+                running, "a tool call in progress", until=in_progress, timeout=90, interval=0.05
+            )
             await conn.cancel(session_id=session.session_id)
             first = await turn
             second = await prompt(conn, session.session_id, "go on")  # the history stays valid

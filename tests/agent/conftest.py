@@ -4,7 +4,6 @@ and the history-validity check every fault test ends with."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from mm_tui.agent.session import SessionStore
 from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.scripted_server import ScriptedServer
+from tests.waiting import wait_until
 
 
 class EchoTool(Tool):
@@ -83,13 +83,11 @@ class Recorder:
             return [e for e in self.events if isinstance(e, kind)]
 
     def wait_for(self, kind: type, timeout: float = 20.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.of(kind)
-            if found:
-                return found[0]
-            time.sleep(0.01)
-        raise AssertionError(f"no {kind.__name__} event within {timeout}s")
+        """The first `kind` event, once the agent's thread has sent one."""
+        found = wait_until(
+            lambda: self.of(kind), f"a {kind.__name__} event", timeout=timeout, interval=0.01
+        )
+        return found[0]
 
 
 def assert_valid_history(messages: list[dict[str, Any]]) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.waiting import wait_until
 
 
 def mm(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60):
@@ -107,7 +108,6 @@ def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     import signal
-    import time
 
     model_server.enqueue(
         Reply(tool_calls=[ToolCall("bash", {"command": "echo $$ > pid.txt; sleep 30"})])
@@ -120,9 +120,8 @@ def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     pid_file = tmp_path / "pid.txt"
-    deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    written = lambda: pid_file.exists() and pid_file.read_text().strip()  # noqa: E731
+    wait_until(written, "the command's pid", timeout=30, interval=0.05)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=20)
 

@@ -18,6 +18,7 @@ from mm_tui.agent.lean_transport import BodyCut, BodyFraming
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault, lean_transport_fits
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.waiting import wait_until
 
 REQUEST = {"model": "scripted-model", "messages": [{"role": "user", "content": "go"}]}
 TEXT = "An answer in a few chunks, with ünïcode — and more."
@@ -107,8 +108,7 @@ def test_an_interrupt_ends_the_request_and_its_connection_at_once(
     turn.start()
     model_server.wait_for_requests(1)
     if when == "mid-stream":
-        while not seen:
-            threading.Event().wait(0.01)
+        wait_until(lambda: seen, "a chunk handed over", timeout=60, interval=0.01)
     readers = [t for t in threading.enumerate() if t.name == "mm-model-stream"]
     cancel.set()
     turn.join(5)

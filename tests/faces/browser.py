@@ -11,7 +11,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +18,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+
+from tests.waiting import await_until
 
 # The flags this machine needs: no sandbox (root), no GPU, nothing fetched in the background.
 CHROMIUM_FLAGS = [
@@ -67,11 +68,10 @@ class Page:
         return _ANSI.sub("", "".join(self._text))
 
     async def wait_for_text(self, needle: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while needle not in self.text():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{needle!r} never shown; shown: {self.text()[-2000:]!r}")
-            await asyncio.sleep(0.2)
+        shows = lambda text: needle in text  # noqa: E731
+        await await_until(
+            self.text, f"{needle!r} shown", until=shows, timeout=timeout, interval=0.2
+        )
 
     async def type(self, text: str) -> None:
         """Keys as a person types them into the terminal: the text, then Enter."""
@@ -117,13 +117,21 @@ async def chromium_page(user_data_dir: Path) -> AsyncIterator[Page]:
         )
     try:
         port_file = user_data_dir / "DevToolsActivePort"
-        deadline = time.monotonic() + 90  # a loaded 2-core machine starts Chromium slowly
-        while not (port_file.exists() and port_file.read_text().strip()):
+
+        def port_and_log() -> tuple[str, str]:
+            """The DevTools port once written, and the end of Chromium's log so far."""
             tail = log_path.read_text(errors="replace")[-2000:]
-            assert time.monotonic() < deadline, f"Chromium opened no DevTools port: {tail}"
             assert process.poll() is None, f"Chromium exited at start: {tail}"
-            await asyncio.sleep(0.1)
-        port = port_file.read_text().split()[0]
+            return (port_file.read_text().strip() if port_file.exists() else ""), tail
+
+        written, _ = await await_until(
+            port_and_log,
+            "a DevTools port (and Chromium's log)",
+            until=lambda seen: seen[0],
+            timeout=90,  # a loaded 2-core machine starts Chromium slowly
+            interval=0.1,
+        )
+        port = written.split()[0]
         async with aiohttp.ClientSession() as http:
             async with http.get(f"http://127.0.0.1:{port}/json/list") as response:
                 targets = await response.json()

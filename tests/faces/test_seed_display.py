@@ -15,7 +15,8 @@ from mm_tui.agent.events import ToolFinished, ToolStarted, ToolStatus
 from mm_tui.faces.seed_display import SeedDisplay, call_header, preview
 from mm_tui.faces.terminal import TerminalWriter, wants_colour
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.faces.helpers import clean_env, mm, tmux_server, wait_for
+from tests.faces.helpers import clean_env, mm, tmux_server
+from tests.waiting import wait_until
 
 
 def header(name: str, arguments: dict, title: str) -> str:
@@ -165,7 +166,9 @@ def test_on_a_real_terminal_the_seed_display_is_the_default_with_grey_output(
     with tmux_server("seed") as tmux:
         tmux.start(argv, tmp_path, env)
         title_before = tmux.title()
-        assert wait_for(lambda: "EXIT=" in tmux.screen()), tmux.screen()
+        wait_until(
+            tmux.screen, "mm-tui -p exits", until=lambda s: "EXIT=" in s, timeout=30, interval=0.1
+        )
         screen = tmux.screen()
         styled = tmux.screen(styled=True)
         title = tmux.title()
@@ -189,7 +192,9 @@ def test_no_color_turns_colour_off_on_a_terminal(
     env = clean_env(tmp_path, TERM="xterm-256color", NO_COLOR="1")
     with tmux_server("nocolor") as tmux:
         tmux.start(argv, tmp_path, env)
-        assert wait_for(lambda: "EXIT=" in tmux.screen()), tmux.screen()
+        wait_until(
+            tmux.screen, "mm-tui -p exits", until=lambda s: "EXIT=" in s, timeout=30, interval=0.1
+        )
         styled = tmux.screen(styled=True)
     assert "🛠️  bash: echo hi" in styled and "  hi" in styled
     assert "\x1b[90m" not in styled and "\x1b[1m" not in styled

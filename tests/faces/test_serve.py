@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ import pytest
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.browser import chromium_page
 from tests.faces.helpers import clean_env
+from tests.waiting import wait_until
 
 SCREENSHOTS = os.environ.get("MM_SCREENSHOTS")  # a directory to keep the screenshots in
 
@@ -44,17 +44,18 @@ def mm_serve(home: Path, *flags: str) -> Iterator[str]:
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
+
+    def answers() -> bool:
+        assert process.poll() is None, (home / "serve.log").read_text()
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                assert response.status == 200
+                return True
+        except OSError:
+            return False
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (home / "serve.log").read_text()
-            try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    assert response.status == 200
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "mm-tui serve never answered"
-                time.sleep(0.2)
+        wait_until(answers, "mm-tui serve answers", timeout=60, interval=0.2)
         yield url
         process.send_signal(signal.SIGTERM)  # Ctrl+C or SIGTERM stops it cleanly
         assert process.wait(20) == 0, (home / "serve.log").read_text()

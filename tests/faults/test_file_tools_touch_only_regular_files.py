@@ -20,6 +20,7 @@ from mm_tui.agent.tools.read_file import ReadFileTool
 from mm_tui.agent.tools.write_file import WriteFileTool
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
+from tests.waiting import holds_within
 
 CALLS: dict[str, tuple[Any, dict[str, Any]]] = {
     "read_file": (ReadFileTool(), {}),
@@ -84,10 +85,7 @@ def test_a_write_whose_file_changed_under_the_question_is_asked_again(
         first: PermissionRequest = events.wait_for(PermissionRequest)
         target.write_text("someone else's v2\n")  # changes while the person reads
         first.future.set_result(PermissionAnswer.ALLOW_ONCE)
-        deadline = 100
-        while len(events.of(PermissionRequest)) < 2 and deadline:
-            threading.Event().wait(0.05)
-            deadline -= 1
+        holds_within(lambda: len(events.of(PermissionRequest)) >= 2, timeout=5, interval=0.05)
         events.of(PermissionRequest)[-1].future.set_result(PermissionAnswer.REJECT)
 
     threading.Thread(target=answer, daemon=True).start()

@@ -16,6 +16,7 @@ import pytest
 from mm_tui.agent.session import read_session_document
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import assert_valid_history
+from tests.waiting import wait_until
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -80,12 +81,12 @@ def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
     )
     try:
         model_server.wait_for_requests(2, timeout=30)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # the bash call is written before it runs
+
+        def written() -> bool:  # the bash call is written before it runs
             files = session_files(tmp_path)
-            if files and '"sleep 30"' in files[0].read_text().replace('\\"', '"'):
-                break
-            time.sleep(0.05)
+            return bool(files) and '"sleep 30"' in files[0].read_text().replace('\\"', '"')
+
+        wait_until(written, "the bash call in the session file", timeout=10, interval=0.05)
         time.sleep(0.3)
     finally:
         os.killpg(process.pid, signal.SIGKILL)

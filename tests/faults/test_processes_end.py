@@ -26,6 +26,7 @@ from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.bash import PROCESS_LIMIT_LINE, BashTool
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.waiting import holds_within, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -51,19 +52,23 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def wait_for(condition, limit: float = 15.0) -> bool:
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
-
-
 def pids_of(folder: Path) -> list[int]:
-    assert wait_for(lambda: (folder / "daemon.pid").exists() and (folder / "setsid.pid").exists())
-    assert wait_for(lambda: bool((folder / "daemon.pid").read_text()))
+    wait_until(
+        lambda: (folder / "daemon.pid").exists() and (folder / "setsid.pid").exists(),
+        "both pid files",
+        timeout=15,
+        interval=0.02,
+    )
+    wait_until((folder / "daemon.pid").read_text, "the daemon's pid", timeout=15, interval=0.02)
     return [int((folder / name).read_text()) for name in ("setsid.pid", "daemon.pid")]
+
+
+def all_end(pids: list[int]) -> None:
+    """Each of `pids` ends; failing, the message lists those that run on."""
+    running = lambda: [pid for pid in pids if alive(pid)]  # noqa: E731
+    wait_until(
+        running, "no detached one runs on", until=lambda on: not on, timeout=5, interval=0.02
+    )
 
 
 def sleepers(tag: str) -> list[int]:
@@ -90,7 +95,7 @@ def test_detached_processes_are_ended_when_the_call_times_out(tmp_path: Path) ->
     pids = pids_of(tmp_path)
     try:
         assert result.status is ToolStatus.TIMED_OUT
-        assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
+        all_end(pids)
         assert not sleepers(NOHUP)
     finally:
         kill_all([*pids, *sleepers(NOHUP)])
@@ -100,7 +105,7 @@ def test_detached_processes_are_ended_when_the_call_is_interrupted(tmp_path: Pat
     ctx = ToolContext(cwd=tmp_path, max_output=10_000)
 
     def interrupt() -> None:
-        if wait_for(lambda: (tmp_path / "daemon.pid").exists(), 20):
+        if holds_within((tmp_path / "daemon.pid").exists, timeout=20, interval=0.02):
             ctx.cancel.set()
 
     threading.Thread(target=interrupt, daemon=True).start()
@@ -108,7 +113,7 @@ def test_detached_processes_are_ended_when_the_call_is_interrupted(tmp_path: Pat
     pids = pids_of(tmp_path)
     try:
         assert result.status is ToolStatus.INTERRUPTED
-        assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
+        all_end(pids)
         assert not sleepers(NOHUP)
     finally:
         kill_all([*pids, *sleepers(NOHUP)])
@@ -146,7 +151,7 @@ def test_detached_processes_are_ended_when_mm_tui_exits(
     pids = pids_of(tmp_path)
     try:
         assert "started" in model_server.requests[1]["messages"][-1]["content"]
-        assert wait_for(lambda: not any(alive(pid) for pid in pids), 5), "a detached one runs on"
+        all_end(pids)
         assert not sleepers(NOHUP)
     finally:
         kill_all([*pids, *sleepers(NOHUP)])
@@ -226,4 +231,10 @@ def test_a_fork_bomb_is_held_to_the_process_limit_and_ended(
     told = model_server.requests[1]["messages"][-1]["content"]
     assert told.endswith(PROCESS_LIMIT_LINE.format(limit=50)), told[-300:]
     assert peak <= 50 + 5, f"{peak} processes: the limit did not hold"
-    assert wait_for(lambda: live_processes_of(bomber) == 0, 10), "the bomb outlived mm-tui"
+    wait_until(
+        lambda: live_processes_of(bomber),
+        "no process of the bomb outlives mm-tui",
+        until=lambda live: live == 0,
+        timeout=10,
+        interval=0.02,
+    )

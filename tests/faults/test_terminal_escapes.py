@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.tmux_session import wait_until
+from tests.tmux_session import wait_for_screen
 
 EVIL = "\\033]0;PWNED-TITLE\\007\\033]52;c;cHduZWQtY2xpcGJvYXJk\\007\\033[41;97mSTILL-RED"
 EVIL_TEXT = "Done.\x1b]2;PWNED-TITLE-2\x07\x1b]52;c;cHduZWQtY2xpcGJvYXJk\x07\x1b[5;41m blink"
@@ -58,12 +58,14 @@ def test_escape_sequences_in_output_never_reach_the_terminal(
     tmux("set-option", "-g", "set-clipboard", "on")  # an OSC 52 would become a paste buffer
     tmux("set-option", "-g", "allow-rename", "on")
     title_before = tmux("display-message", "-p", "-t", "mm", "#{pane_title}").strip()
-    assert wait_until(lambda: "Ready" in tmux("capture-pane", "-p", "-t", "mm"))
+
+    def capture() -> str:
+        return tmux("capture-pane", "-p", "-t", "mm")
+
+    wait_for_screen(capture, "Ready", lambda s: "Ready" in s)
 
     tmux("send-keys", "-t", "mm", "print the sequences", "Enter")
-    assert wait_until(lambda: "blink" in tmux("capture-pane", "-p", "-t", "mm")), tmux(
-        "capture-pane", "-p", "-t", "mm"
-    )
+    wait_for_screen(capture, "the answer", lambda s: "blink" in s)
 
     screen = tmux("capture-pane", "-p", "-t", "mm")
     assert "STILL-RED" in screen  # the text itself is shown, literally

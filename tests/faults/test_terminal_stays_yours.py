@@ -27,7 +27,8 @@ from mm_tui.agent.tools.registry import build_registry
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import LINE_CHARS, literal, one_line, quoted
 from tests.agent.conftest import AgentFactory, assert_valid_history
-from tests.tmux_session import mm_tui_command, wait_until
+from tests.tmux_session import mm_tui_command, wait_for_screen
+from tests.waiting import wait_until
 
 
 #: One marker per place, so a leak names where it came from.
@@ -173,13 +174,13 @@ def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_until(lambda: "MODEL" in screen()), screen()  # the model id on the top line
+    wait_for_screen(screen, "the model id on the top line", lambda s: "MODEL" in s)
     tmux("send-keys", "-t", "mm", "go", "Enter")
-    assert wait_until(lambda: "Answer:" in screen() and "Running" not in screen()), screen()
+    wait_for_screen(screen, "the turn over", lambda s: "Answer:" in s and "Running" not in s)
     tmux("send-keys", "-t", "mm", "again", "Enter")
-    assert wait_until(lambda: "NOTICE" in screen()), screen()
+    wait_for_screen(screen, "the notice", lambda s: "NOTICE" in s)
     tmux("send-keys", "-t", "mm", "/model", "Enter")
-    assert wait_until(lambda: "plain-model" in screen()), screen()  # the picker is drawn
+    wait_for_screen(screen, "the model picker", lambda s: "plain-model" in s)
     tmux("send-keys", "-t", "mm", "Escape")
     time.sleep(1)
     tmux("send-keys", "-t", "mm", "C-q")
@@ -187,7 +188,13 @@ def test_no_hostile_byte_from_a_server_or_a_model_reaches_the_terminal(
     def running() -> str:
         return tmux("display-message", "-p", "-t", "mm", "#{pane_current_command}").strip()
 
-    assert wait_until(lambda: not running().startswith("python"), 30), running()
+    wait_until(
+        running,
+        "mm-tui to exit",
+        until=lambda r: not r.startswith("python"),
+        timeout=30,
+        interval=0.2,
+    )
     written = raw.read_bytes()
     for place in ("MODEL", "TOOL", "ANSWER", "NOTICE"):
         assert place.encode() in written, f"{place} was never drawn"

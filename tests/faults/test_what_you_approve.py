@@ -27,6 +27,7 @@ from mm_tui.agent.tools.write_file import WriteFileTool
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import visible, visible_parts
 from tests.agent.conftest import AgentFactory, Recorder, assert_valid_history
+from tests.waiting import holds_within
 
 HIDING = {
     "carriage return": "echo safe\rrm -rf ~",
@@ -169,11 +170,8 @@ def answer_each(events: Recorder, answers: list[PermissionAnswer | PermissionRep
 
     def run() -> None:
         for number, answer in enumerate(answers, start=1):
-            deadline = 100
-            while len(events.of(PermissionRequest)) < number and deadline:
-                threading.Event().wait(0.05)
-                deadline -= 1
-            if not deadline:
+            asked = lambda number=number: len(events.of(PermissionRequest)) >= number  # noqa: E731
+            if not holds_within(asked, timeout=5, interval=0.05):
                 return
             events.of(PermissionRequest)[number - 1].future.set_result(answer)
 

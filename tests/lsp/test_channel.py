@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +28,10 @@ from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES, process_group_members
+from tests.waiting import holds_within, wait_until
 
 SOURCE = "def greet(name):\n    return name\n\ngreet('x')\n"
 DEFINITION = LspQuery("definition", "a.py", "greet", line=4)
-
-
-def eventually(condition: Callable[[], bool], within: float = 10.0) -> bool:
-    """Poll `condition` until it holds or `within` seconds pass (a bound, not a measure)."""
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 class Fake:
@@ -192,14 +183,20 @@ def test_an_interrupt_ends_a_waiting_request_and_the_server_hears_of_it(fake: Fa
 
     def interrupt_once_asked() -> None:
         asked = lambda: any(m.get("method") == "textDocument/definition" for m in fake.received())  # noqa: E731
-        if eventually(asked):
+        if holds_within(asked, timeout=10, interval=0.02):
             cancel.set()
 
     threading.Thread(target=interrupt_once_asked, daemon=True).start()
     assert fake.workspace.execute(DEFINITION, cancel) == Interrupted()
     [request] = [m for m in fake.received() if m.get("method") == "textDocument/definition"]
     cancels = lambda: [m["params"] for m in fake.received() if m.get("method") == "$/cancelRequest"]  # noqa: E731
-    assert eventually(lambda: cancels() == [{"id": request["id"]}])
+    wait_until(
+        cancels,
+        "one cancel, of that request",
+        until=lambda c: c == [{"id": request["id"]}],
+        timeout=10,
+        interval=0.02,
+    )
     # The conversation goes on: the next request gets its own answer.
     assert fake.workspace.execute(LspQuery("hover", "a.py", "greet", line=4)) == Text(
         "held, then answered"
@@ -210,7 +207,13 @@ def test_an_interrupt_ends_a_waiting_request_and_the_server_hears_of_it(fake: Fa
 def test_the_servers_requests_are_answered_while_no_call_is_in_flight(fake: Fake) -> None:
     assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
     # No call now (the model is thinking): the server asks four things 0.3 s later.
-    assert eventually(lambda: fake.reply_to("idle-4") is not None)
+    wait_until(
+        lambda: fake.reply_to("idle-4"),
+        "the reply to the server's idle-4",
+        until=lambda reply: reply is not None,
+        timeout=10,
+        interval=0.02,
+    )
     assert fake.reply_to("idle-1") == {"jsonrpc": "2.0", "id": "idle-1", "result": [None]}
     assert fake.reply_to("idle-2") == {"jsonrpc": "2.0", "id": "idle-2", "result": None}
     assert fake.reply_to("idle-3") == {"jsonrpc": "2.0", "id": "idle-3", "result": None}
@@ -245,7 +248,13 @@ def test_a_server_dead_between_calls_is_restarted_even_when_a_child_keeps_its_st
     assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
     [pid] = fake.workspace.server_pids().values()
     os.kill(pid, signal.SIGKILL)  # the server only: its child keeps the pipes open
-    assert eventually(lambda: pid not in process_group_members(pid))
+    wait_until(
+        lambda: process_group_members(pid),
+        "the killed server out of its group",
+        until=lambda members: pid not in members,
+        timeout=10,
+        interval=0.02,
+    )
     time.sleep(0.2)  # no call meanwhile: nothing but the idle reader can notice
     assert fake.workspace.execute(DEFINITION) == Text("a.py:1:5  def greet(name):")
     starts = [m for m in fake.received() if m.get("method") == "initialize"]

@@ -6,8 +6,6 @@ import os
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from mm_tui.lsp.answers import Failed, Interrupted, Text
@@ -16,18 +14,17 @@ from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
 from tests.lsp.conftest import FIXTURES, copy_project, process_group_members, text_of
+from tests.waiting import holds_within, wait_until
 
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"
 
 
-def eventually(condition: Callable[[], bool], within: float = 10.0) -> bool:
-    """Poll `condition` until it holds or `within` seconds pass (a bound, not a measure)."""
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+def group_ends(group: int) -> None:
+    """No process is left in the server's process group; failing, the message lists them."""
+    members = lambda: process_group_members(group)  # noqa: E731
+    wait_until(
+        members, "an empty process group", until=lambda m: m == [], timeout=10, interval=0.02
+    )
 
 
 def silent_spec(pid_file: Path) -> LspServerSpec:
@@ -44,7 +41,13 @@ def test_a_server_killed_mid_session_is_restarted_on_the_next_call(
     )
     first = own_workspace.server_pids()[server_spec.name]
     os.killpg(first, signal.SIGKILL)
-    assert eventually(lambda: server_spec.name not in own_workspace.server_pids())
+    wait_until(
+        own_workspace.server_pids,
+        "the killed server is forgotten",
+        until=lambda pids: server_spec.name not in pids,
+        timeout=10,
+        interval=0.02,
+    )
     answer = own_workspace.execute(LspQuery("definition", "app.py", "greet"))
     assert answer == Text(GREET_DEFINITION)
     assert own_workspace.server_pids()[server_spec.name] != first
@@ -116,7 +119,7 @@ def test_a_server_that_never_answers_hits_the_time_limit_and_is_ended(tmp_path: 
         workspace.close()
     assert answer == Failed("[lsp: silent: could not start: no answer within 0.5s]")
     group = int(pid_file.read_text())
-    assert eventually(lambda: process_group_members(group) == [])
+    group_ends(group)
 
 
 def test_a_cancelled_call_returns_at_once_and_ends_the_server_it_was_starting(
@@ -126,7 +129,8 @@ def test_a_cancelled_call_returns_at_once_and_ends_the_server_it_was_starting(
     workspace = LspWorkspace([silent_spec(pid_file)], copy_project(tmp_path))
     cancel = threading.Event()
     threading.Thread(
-        target=lambda: eventually(pid_file.exists) and cancel.set(), daemon=True
+        target=lambda: holds_within(pid_file.exists, timeout=10, interval=0.02) and cancel.set(),
+        daemon=True,
     ).start()
     try:
         answer = workspace.execute(LspQuery("symbols", "app.py"), cancel)
@@ -134,7 +138,7 @@ def test_a_cancelled_call_returns_at_once_and_ends_the_server_it_was_starting(
         workspace.close()
     assert answer == Interrupted()  # the tool says it in the words of SPEC §3
     group = int(pid_file.read_text())
-    assert eventually(lambda: process_group_members(group) == [])
+    group_ends(group)
 
 
 def test_settings_reach_the_server_through_workspace_configuration(tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from mm_tui.support import debug_log
 from mm_tui.support.paths import config_dir, data_dir, state_dir
 from mm_tui.support.process_group import end_group_sync, group_alive
+from tests.waiting import wait_until
 
 
 def test_xdg_variables_win_over_home() -> None:
@@ -104,9 +104,8 @@ def test_ending_a_group_ends_a_detached_grandchild_too() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 10
-    while len(_children_of(process.pid)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    children = lambda: _children_of(process.pid)  # noqa: E731
+    wait_until(children, "two children", until=lambda c: len(c) >= 2, timeout=10, interval=0.02)
     assert len(_children_of(process.pid)) == 2
     end_group_sync(process, grace=0.5)
     assert process.returncode is not None

@@ -23,6 +23,7 @@ from mm_tui.widgets.long_blocks import answer_parser
 from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window.event_bridge import EventBridge, EventsArrived
+from tests.window.conftest import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -207,10 +208,8 @@ async def test_a_clocked_answer_draws_its_first_words_at_once_then_whole_lines_w
         answer = AnswerBlock(clocked=True, clock=lambda: 100.0)
         await app.query_one("#transcript").mount(answer)
         await answer.add("first line\n\n")  # the first piece's own timer draws it
-        for _ in range(1500):  # its first layout, whenever the loop gets to it
-            if (streams := answer.query(AnswerStream)) and streams.first().size.height:
-                break
-            await pilot.pause(0.02)
+        drawn = lambda: any(stream.size.height for stream in answer.query(AnswerStream)[:1])  # noqa: E731
+        await wait_for(pilot, drawn, "the first words drawn")  # whenever the loop gets to it
         stream = answer.query_one(AnswerStream)
         shown = stream.size.height
         assert shown and not stream.waiting

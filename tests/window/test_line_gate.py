@@ -13,6 +13,7 @@ from textual.widgets import Static
 from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
 from mm_tui.widgets.answer_stream import AnswerStream
 from mm_tui.widgets.line_gate import HEARTBEAT_SECONDS, LINE_FRAME_SECONDS, LineGate
+from tests.window.conftest import wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -61,11 +62,9 @@ async def _clocked_answer(
     answer = AnswerBlock(clocked=True, clock=clock)
     await pilot.app.query_one("#transcript").mount(answer)
     await answer.add(first)  # the first piece's own timer draws it
-    for _ in range(1500):  # its first layout, whenever the loop gets to it
-        if (streams := answer.query(AnswerStream)) and streams.first().size.height:
-            return answer, streams.first()
-        await pilot.pause(0.02)
-    raise AssertionError("the first words were never drawn")
+    drawn = lambda: any(stream.size.height for stream in answer.query(AnswerStream)[:1])  # noqa: E731
+    await wait_for(pilot, drawn, "the first words drawn")  # whenever the loop gets to it
+    return answer, answer.query(AnswerStream).first()
 
 
 async def test_a_partial_line_waits_for_the_heartbeat_and_completed_lines_for_the_next_frame() -> (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine
+from tests.waiting import wait_until
 from tests.window.conftest import agent_of, answer, send, wait_for
 
 pytestmark = pytest.mark.anyio
@@ -351,11 +351,7 @@ async def test_ctrl_q_quits_and_ends_the_running_command(
             return True
         return False
 
-    for _ in range(500):
-        if gone():
-            break
-        time.sleep(0.02)
-    assert gone()
+    wait_until(gone, "the command's process is gone", timeout=10, interval=0.02)
 
 
 async def test_the_loop_detectors_verdicts_are_distinct_notices(

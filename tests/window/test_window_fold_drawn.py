@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.tmux_session import mm_tui_command, wait_until
+from tests.tmux_session import mm_tui_command, wait_for_screen
 
 
 def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
@@ -32,14 +32,16 @@ def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_until(lambda: "Ready" in screen()), screen()
+    wait_for_screen(screen, "Ready", lambda s: "Ready" in s)
     tmux("send-keys", "-t", "mm", "go", "Enter")
-    assert wait_until(lambda: "All done below the row." in screen() and "Ready" in screen())
+    wait_for_screen(
+        screen, "the turn over", lambda s: "All done below the row." in s and "Ready" in s
+    )
     assert "row-output-body" not in screen()  # a finished row is folded...
     tmux("send-keys", "-t", "mm", "BTab")  # ...the row gets the focus
     time.sleep(0.5)
     tmux("send-keys", "-t", "mm", "Enter")  # unfold
-    assert wait_until(lambda: "row-output-body" in screen(), 20), screen()
+    wait_for_screen(screen, "the row unfolded", lambda s: "row-output-body" in s, 20)
     tmux("send-keys", "-t", "mm", "Enter")  # fold again
-    assert wait_until(lambda: "row-output-body" not in screen(), 20), screen()
+    wait_for_screen(screen, "the row folded", lambda s: "row-output-body" not in s, 20)
     tmux("send-keys", "-t", "mm", "C-q")

@@ -8,8 +8,6 @@ tmux under load: a queued "list files" was shown below its own turn's answer and
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from mm_tui.scripted_server import Reply
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.window import event_bridge as notes
+from tests.waiting import await_until
 from tests.window.conftest import wait_for
 from tests.window.test_window_conversation import turn_over
 
@@ -41,10 +40,8 @@ def shown_in_order(app: MMApp) -> list[str]:
 async def hold_the_window_until_the_core_answered(app: MMApp) -> None:
     """Keep the app's message loop busy (as a loaded machine does) until the new turn's
     answer waits in the bridge: whatever the window handles next finds it there."""
-    deadline = time.monotonic() + 20
-    while not any(isinstance(e, notes.TurnWorkerDone) for e in list(app.bridge._pending)):
-        assert time.monotonic() < deadline, "the core never finished its turn"
-        await asyncio.sleep(0.01)
+    done = lambda: any(isinstance(e, notes.TurnWorkerDone) for e in list(app.bridge._pending))  # noqa: E731
+    await await_until(done, "the core finished its turn", timeout=20, interval=0.01)
 
 
 async def test_a_message_sent_while_a_tick_waits_is_shown_before_its_answer(

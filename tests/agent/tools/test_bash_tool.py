@@ -19,6 +19,7 @@ from mm_tui.agent.tools.bash import (
     BashTool,
     HeadTailBuffer,
 )
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,16 +39,6 @@ def process_is_gone(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return True
     return state == "Z"
-
-
-def wait_until(condition, limit: float = 10.0) -> bool:
-    """Poll a condition (not a timing assertion: the limit only bounds a failing test)."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 def test_stdout_and_stderr_are_merged_in_the_order_they_were_printed(tmp_path: Path) -> None:
@@ -115,7 +106,7 @@ def test_the_time_limit_ends_grandchildren_too(tmp_path: Path) -> None:
     result = run(command, tmp_path, timeout=1)
     assert result.status is ToolStatus.TIMED_OUT
     pid = int(pid_file.read_text())
-    assert wait_until(lambda: process_is_gone(pid))
+    wait_until(lambda: process_is_gone(pid), "the process is gone", timeout=10, interval=0.02)
 
 
 def test_an_interrupt_ends_the_whole_process_group_and_says_so(tmp_path: Path) -> None:
@@ -134,7 +125,7 @@ def test_an_interrupt_ends_the_whole_process_group_and_says_so(tmp_path: Path) -
     assert result.status is ToolStatus.INTERRUPTED
     assert result.output == "ready\n[interrupted by the user]"
     pid = int(pid_file.read_text())
-    assert wait_until(lambda: process_is_gone(pid))
+    wait_until(lambda: process_is_gone(pid), "the process is gone", timeout=10, interval=0.02)
 
 
 def test_an_interrupt_from_another_thread_stops_a_silent_command(tmp_path: Path) -> None:
