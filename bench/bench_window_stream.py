@@ -188,17 +188,21 @@ def child_window_stream(base_url: str, rows: int = 0) -> dict[str, float]:
                 await _finished_rows(app, rows)
             await pilot.pause(0.2)
             done_at: list[tuple[float, float]] = []
+            # Woken by the frame probe, not by polling: a look 20 times a second would wake
+            # the window's loop as often and count its cost as the window's.
+            done = asyncio.Event()
 
             def finished() -> bool:
                 if not done_at and not app.turns.running and expected in _answer_text(app)[-80:]:
                     done_at.append((time.process_time(), time.perf_counter()))
+                    done.set()
                 return bool(done_at)
 
             app.probe = finished
             cpu, wall = time.process_time(), time.perf_counter()
             frames = len(app.frames)
             app.turns.submit("go")
-            await until(lambda: bool(done_at), limit=600, poll=0.05)
+            await asyncio.wait_for(done.wait(), timeout=600)
             result["cpu"] = done_at[0][0] - cpu
             result["wall"] = done_at[0][1] - wall
             result["fps"] = (len(app.frames) - frames) / result["wall"]

@@ -18,6 +18,11 @@ widget holding lines (`markdown_lines.py`):
   inside itself instead: a gain repaints the answer alone, with no layout of the transcript
   (whose cost grows with every mounted block); its lines above come back
   (`show_lines_above`) when the person scrolls, the view changes or the answer ends;
+- it scrolls inside itself by a quarter of the view at once (`JUMP_SHARE`), leaving blank rows
+  below its last line that the next lines fill: a frame that shifts every line repaints the
+  whole view (Textual has no terminal scroll regions), one that fills a blank row repaints
+  that row alone. So the text stands still while it is written, and moves seldom; the blank
+  rows go when the answer ends;
 - each line is turned into a `Strip` once, when it first shows.
 """
 
@@ -47,6 +52,9 @@ from mm_tui.widgets.markdown_lines import (
     Palette,
     top_level_blocks,
 )
+
+#: While it scrolls inside itself, the answer moves up by this share of the view at once.
+JUMP_SHARE = 4
 
 
 def _same(one: Content, other: Content) -> bool:
@@ -87,6 +95,8 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         self._layout: IncrementalLines | None = None  # made at the first width
         self._lines: list[Content] = []  # what is drawn
         self._height = 0  # lines shown
+        self._bottom = 0  # the widget's last row + 1, in lines of the answer (blank rows below
+        # the lines shown while it scrolls inside itself)
         self._drawn_settled = 0  # lines before this had settled when last drawn
         self._unlaid = ""  # text not laid out yet (a gate holds it)
         self._room = 0  # cells left on the last line of text laid out
@@ -176,37 +186,54 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if not self.is_mounted or not changed:
             return
         if len(lines) < self._height:  # lines gone (rare: a block turned shorter)
-            self._height, self._top = len(lines), 0
+            self._height = self._bottom = len(lines)
+            self._top = 0
             self.refresh(layout=True)
             return
+        if self.grow():
+            return  # every row is drawn again
         shown = [y - self._top for y in changed if self._top <= y < self._height]
         if shown:
             width = self._layout.width if self._layout is not None else self.size.width
             self.refresh(*(Region(0, y, width, 1) for y in shown))
-        self.grow()
 
     @property
     def hidden(self) -> int:
         """Lines above the widget while the answer scrolls inside itself."""
         return self._top
 
+    @property
+    def blank_below(self) -> int:
+        """Blank rows below the last line while the answer scrolls inside itself."""
+        return self._bottom - self._height
+
     def grow(self, *, now: bool = False) -> bool:
-        """Show every drawn line (`now`: with the lines above, as the answer ends)."""
-        tall = self._height - self._top  # the widget's height
+        """Show every drawn line (`now`: with the lines above and no blank rows, as the answer
+        ends); whether every row will be drawn again (else the caller repaints the rows whose
+        text changed)."""
         room = 0 if now else self.tail_room()
-        scrolls = 0 < room <= tall  # the followed view shows lines of the answer alone
-        if self._top and not scrolls:
+        if self._top and not 0 < room <= self._bottom - self._top:
             self.show_lines_above()  # the view no longer follows, or outgrew the answer
-        if len(self._lines) <= self._height:
+        lines = len(self._lines)
+        if lines <= self._bottom:  # in the blank rows below: the caller repaints those rows
+            self._height = max(self._height, lines)
+            if now and self._bottom > self._height:
+                self._bottom = self._height  # the answer ends: its blank rows go
+                self.refresh(layout=True)
+                return True
             return False
-        gained = len(self._lines) - self._height
-        self._height = len(self._lines)
-        if scrolls:  # every shown line moves up: a repaint of the answer, no layout
-            self._top += gained
-            self.refresh()
-        else:  # the lines above are drawn already (GrowsInPlace); the layout draws the new ones
-            self.refresh(layout=True, repaint=False)
-        return True
+        self._height = lines
+        if room and lines - self._top > room:  # the followed view shows the answer alone:
+            # it scrolls inside itself by a quarter of the view (blank rows below its text)
+            jump = max(2, room // JUMP_SHARE)
+            grew = self._bottom - self._top < room
+            self._bottom = lines + jump
+            self._top = self._bottom - room
+            self.refresh(layout=grew)  # every shown line moved up: a repaint of the answer
+            return True
+        self._bottom = lines  # the lines above are drawn already (GrowsInPlace); the layout
+        self.refresh(layout=True, repaint=False)  # draws the new ones, the caller the changed
+        return False
 
     def show_lines_above(self) -> int:
         """Bring back the lines above the widget (a layout); how many there were."""
@@ -231,7 +258,8 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if self.text:
             self._layout.extend(self.text)
         self._lines, self._strips = self._layout.lines, {}
-        self._height, self._top = len(self._lines), 0  # a layout is under way: all lines show
+        self._height = self._bottom = len(self._lines)  # a layout is under way: all lines show
+        self._top = 0
         self._drawn_settled, self._unlaid = self._layout.settled, ""
         self._room = _room_left(self._layout)
         if self.gate is not None and self._height:  # an empty layout draws nothing: the first
@@ -242,7 +270,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if width and (self._layout is None or width != self._layout.width):
             self._relayout(width)
-        return self._height - self._top
+        return self._bottom - self._top
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

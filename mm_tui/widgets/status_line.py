@@ -64,11 +64,17 @@ class QueuedMessages(Static):
     """Messages typed while a turn runs, waiting their turn (first line of each); after Esc,
     kept and not sent until the person says (issue 14)."""
 
+    _shown = ""
+
     def on_mount(self) -> None:
         self.display = False
 
     def show(self, queue: Iterable[str], *, held: bool = False) -> None:
         mark = "⏸ kept" if held else "⏳ queued"
         lines = [f"{mark}: {one_line((text.splitlines() or [''])[0])}" for text in queue]
+        shown = "\n".join(lines)
+        if shown == self._shown:
+            return  # a message sent at once was never queued: no layout for nothing
+        self._shown = shown
         self.display = bool(lines)
-        self.update(Content("\n".join(lines)))
+        self.update(Content(shown))

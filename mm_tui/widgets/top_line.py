@@ -72,4 +72,4 @@ class TopLine(Static):
         ]
         if view.mode:
             parts.append(Content.styled(view.mode, "bold $warning"))
-        self.update(Content(" · ").join(parts))
+        self.update(Content(" · ").join(parts), layout=False)  # one row (app.tcss): no layout

@@ -168,18 +168,21 @@ class TurnController(SessionIntents):
             return
         self.queue.release()  # a new message goes after the kept ones, which go first
         self.queue.append(text)
-        self._show_queue()
-        self.start_next()
-
-    def start_next(self) -> None:
-        """Send the oldest queued message if no turn runs and the core is ready."""
-        if self.queue.ready() and not self.running and self.port is not None:
-            text = self.queue.popleft()
+        if not self.start_next():
             self._show_queue()
-            if text.startswith(SHELL):
-                self._start_command(self.port, text)
-            else:
-                self._start_turn(self.port, text)
+
+    def start_next(self) -> bool:
+        """Send the oldest queued message if no turn runs and the core is ready; whether it
+        was sent."""
+        if not (self.queue.ready() and not self.running and self.port is not None):
+            return False
+        text = self.queue.popleft()
+        self._show_queue()
+        if text.startswith(SHELL):
+            self._start_command(self.port, text)
+        else:
+            self._start_turn(self.port, text)
+        return True
 
     def _show_queue(self) -> None:
         self.surface.show_queue(list(self.queue), held=self.queue.held)

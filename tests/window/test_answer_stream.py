@@ -18,7 +18,7 @@ from textual.widgets.markdown import MarkdownBlock
 from mm_tui.agent.events import Notice, ReasoningDelta, TextDelta
 from mm_tui.app import MMApp
 from mm_tui.widgets.answer_blocks import AnswerBlock
-from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.answer_stream import JUMP_SHARE, AnswerStream
 from mm_tui.widgets.long_blocks import answer_parser
 from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
 from mm_tui.widgets.transcript import Transcript
@@ -244,7 +244,8 @@ async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repa
     """The answer, its block and the followed transcript keep the lines they drew when the
     answer gains lines (grows_in_place.py), and once taller than the view the answer scrolls
     inside itself: at every chunk boundary the screen is what drawing every line again shows,
-    and at the end its lines above come back without moving the view."""
+    and at the end its lines above come back and its blank rows go: the text shown stays on
+    screen, moved down by as many rows as were blank below it."""
     app = _Followed()
     async with app.run_test(size=(60, 16)) as pilot:
         transcript = app.query_one(Transcript)
@@ -263,11 +264,56 @@ async def test_a_growing_answer_keeps_its_drawn_lines_yet_shows_what_a_full_repa
         assert hidden  # taller than the view, the answer scrolled inside itself
         assert transcript.scroll_y == transcript.max_scroll_y > 0  # followed, and scrolled
         before = [_plain(row) for row in _screen(app)]
+        blank = answer.query_one(AnswerStream).blank_below
+        assert before[len(before) - blank :] == [" " * len(before[0])] * blank
         await answer.finish()  # its lines above come back; the view still shows the bottom
         await pilot.pause()
         await pilot.pause()
         assert answer.query_one(AnswerStream).hidden == 0
-        assert [_plain(row) for row in _screen(app)] == before
+        after = [_plain(row) for row in _screen(app)]
+        assert after[blank:] == before[: len(before) - blank]
+
+
+def _without_blank_rows_below(rows: list[str]) -> list[str]:
+    while rows and not rows[-1].strip():
+        rows = rows[:-1]
+    return rows
+
+
+async def test_an_answer_scrolling_inside_itself_moves_seldom_and_by_a_quarter_of_the_view() -> (
+    None
+):
+    """Once taller than the followed view, the answer's text stands still while it is written:
+    new lines fill the blank rows below it, and when those run out every line moves up at
+    once by a quarter of the view (answer_stream.JUMP_SHARE), leaving blank rows again; the
+    screen is always what drawing every line again shows."""
+    app = _Followed()
+    lines = [f"Line {n:02d} of a long answer." for n in range(1, 80)]
+    async with app.run_test(size=(60, 16)) as pilot:
+        transcript = app.query_one(Transcript)
+        await transcript.add_user_message("go")
+        moves: list[int] = []
+        room = transcript.scrollable_content_region.height + 1  # the view and TAIL_MARGIN
+        jump = room // JUMP_SHARE
+        blank = 0
+        for line in lines:
+            answer = await _stream_into(transcript, line + "\n\n")
+            await pilot.pause()
+            await pilot.pause()
+            stream = answer.query_one(AnswerStream)
+            shown = [_plain(row) for row in _screen(app)]
+            for widget in (transcript, *transcript.query("*")):
+                widget.refresh()
+            await pilot.pause()
+            assert [_plain(row) for row in _screen(app)] == shown, f"after {line!r}"
+            if not moves or stream.hidden != moves[-1]:  # it moved: `jump` rows blank below
+                moves.append(stream.hidden)
+                assert stream.hidden == 0 or stream.blank_below == jump, line
+            elif stream.hidden:  # the line (and the blank line after it) filled blank rows
+                assert stream.blank_below == blank - 2, line
+            blank = stream.blank_below
+            assert line in _without_blank_rows_below(shown)[-1]  # the newest line is drawn
+        assert len(moves) >= 10 and len(moves) <= 2 * len(lines) / jump + 2, moves
 
 
 async def test_scrolling_up_while_the_answer_scrolls_inside_itself_moves_the_view_one_line() -> (
@@ -288,11 +334,21 @@ async def test_scrolling_up_while_the_answer_scrolls_inside_itself_moves_the_vie
         after = [_plain(row) for row in _screen(app)]
         assert stream.hidden == 0
         assert after[1:] == before[:-1]  # every line one row lower, nothing else moved
-        await transcript.add_text("\nA new paragraph, below the view.\n")
+        where = transcript.scroll_y
+        new = [f"A new paragraph {n}, below the text." for n in range(8)]
+        await transcript.add_text("\n" + "\n\n".join(new) + "\n")
         await answer._flush()  # pyright: ignore[reportPrivateUsage]
         await pilot.pause()
         assert stream.hidden == 0  # the view reads further up: the answer grows as before
-        assert [_plain(row) for row in _screen(app)] == after
+        assert transcript.scroll_y == where  # and the view stays where the person put it:
+        # What it showed is still there; the new text goes in the blank rows below the answer
+        # at most, and below the view.
+        rows = list(zip([_plain(row) for row in _screen(app)], after, strict=True))
+        assert all(row == was for row, was in rows if was.strip())
+        assert all(
+            not row.strip() or "A new paragraph" in row for row, was in rows if not was.strip()
+        )
+        assert new[-1] not in "".join(row for row, _ in rows)
 
 
 def _plain(row: list[Any]) -> str:
