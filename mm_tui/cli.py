@@ -143,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl+C while it starts: the terminal still interrupts
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.output_format is not None and args.prompt is None:
@@ -157,8 +164,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mm-tui: debug log: {log_path}", file=sys.stderr)
     try:
         return _run(args)
-    except KeyboardInterrupt:
-        return 130
     except Exception as exc:
         log.exception("internal error")
         where = f" (traceback in {log_path})" if log_path else " (run with --debug for details)"
@@ -180,12 +185,13 @@ def config_loader(args: argparse.Namespace) -> ConfigLoader:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command is None and args.prompt is None:  # the window: keys typed meanwhile wait
-        with keys_kept(sys.stdin):
-            return _run_face(args)
+        with keys_kept(sys.stdin, sys.stderr) as typed:  # Textual draws on stderr
+            return _run_face(args, typed)
     return _run_face(args)
 
 
-def _run_face(args: argparse.Namespace) -> int:
+def _run_face(args: argparse.Namespace, typed: str = "") -> int:
+    """`typed`: keys typed before the window could read them, for it to read first."""
     from mm_tui.agent.config import ConfigError
 
     load = config_loader(args)
@@ -228,6 +234,7 @@ def _run_face(args: argparse.Namespace) -> int:
         replay=args.replay,
         demo=args.demo,
         reload=lambda: load(cwd),
+        typed=typed,
     )
 
 

@@ -27,9 +27,11 @@ def run_app(
     replay: Path | None = None,
     demo: bool = False,
     reload: Callable[[], Config] | None = None,
+    typed: str = "",
 ) -> int:
     """Open the window and return the exit status (the CLI's entry point). `reload`: the
-    config loaded again, as after trusting the project (issue 11)."""
+    config loaded again, as after trusting the project (issue 11). `typed`: keys typed before
+    the window could read them (`support.typeahead`), read before the terminal."""
     if problems := keymap_errors(config):
         for line in problems:
             print(f"mm-tui: {line}", file=sys.stderr)
@@ -45,6 +47,10 @@ def run_app(
         app = MMApp(config, cwd, agent_factory=factory, build_in_worker=False)
     else:
         app = build_app(config, cwd, resume=resume, continue_last=continue_last, reload=reload)
+    if typed:
+        from mm_tui.typeahead_driver import with_typeahead
+
+        app.driver_class = with_typeahead(app.driver_class, typed)
     try:
         status = app.run()
     finally:

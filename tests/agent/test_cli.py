@@ -136,6 +136,20 @@ def test_ctrl_c_headless_interrupts_the_turn_and_ends_the_command(
     assert roles == ["system", "user", "assistant", "tool"]
 
 
+def test_ctrl_c_while_the_command_line_is_read_ends_with_130_and_no_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl+C typed as mm-tui starts (the terminal still interrupts then) lands wherever
+    Python is: building the flags imports every subcommand (tried in tmux: a traceback)."""
+    from mm_tui import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main([]) == 130
+
+
 def test_resume_of_an_unknown_id_stops_with_one_line_and_no_window(tmp_path: Path) -> None:
     for face in ((), ("-p", "hi")):
         done = mm("--resume", "20990101-nope", *face, cwd=tmp_path)

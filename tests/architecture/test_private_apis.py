@@ -9,6 +9,9 @@ block's `_markdown`, `_token`, `_content` and `_blocks` to draw a simple list it
 `_token` and `_blocks` to honour a column's alignment.
 `mm_tui/widgets/grows_in_place.py` overrides `Widget._size_updated` and `Widget._set_dirty` so
 that a widget growing at the bottom keeps the lines it drew and asks for no second layout.
+`mm_tui/typeahead_driver.py` parses the keys typed before the window started with
+`textual._xterm_parser.XTermParser`, the parser `LinuxDriver.run_input_thread` makes, and
+overrides that public method to feed them first.
 """
 
 from __future__ import annotations
@@ -170,3 +173,18 @@ async def test_a_widget_growing_in_place_draws_only_its_new_lines_where_textual_
         await pilot.pause()
         assert sorted(set(plain.drawn)) == [0, 1, 2, 3, 4]  # Textual forgets every line
         assert sorted(set(growing.drawn)) == [3, 4]  # the mixin keeps the lines above
+
+
+def test_the_private_xterm_parser_parses_as_the_terminal_driver_uses_it() -> None:
+    """`feed(text)` then `feed("")` (the end: a lone Esc is not held), as the driver's input
+    thread does at its close; and `run_input_thread` is still the input thread's body."""
+    import textual.drivers.linux_driver as linux_driver
+    from textual import events
+    from textual._xterm_parser import XTermParser  # pyright: ignore[reportPrivateUsage]
+
+    assert linux_driver.XTermParser is XTermParser  # the driver's own parser
+    parser = XTermParser()
+    parsed = [*parser.feed("a\r\x1b[A"), *parser.feed("\x1b"), *parser.feed("")]
+    assert [e.key for e in parsed if isinstance(e, events.Key)] == ["a", "enter", "up", "escape"]
+    source = inspect.getsource(linux_driver.LinuxDriver._run_input_thread)  # pyright: ignore[reportPrivateUsage]
+    assert "self.run_input_thread()" in source
