@@ -53,7 +53,7 @@ from mm_tui.window.turns import TurnController
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
-    from mm_tui.widgets.first_run import ServerCheck
+    from mm_tui.widgets.first_run import FirstRunPanel, ServerCheck
     from mm_tui.window.project_trust import ProjectTrust
 
 log = logging.getLogger(__name__)
@@ -149,6 +149,11 @@ class MMApp(WindowCore):
         self.turns.refresh_top_line()
         if not self.still:
             self.start_clock()
+
+    def on_first_run_panel_checked(self, message: FirstRunPanel.Checked) -> None:
+        """The server check named the model a first turn will use: the top line says it now,
+        not after that turn (by name: the panel's module loads after the first frame)."""
+        self.turns.model_found(message.check.model)
 
     def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
         return self.turns, self.bridge

@@ -15,7 +15,7 @@ from mm_tui.window.project_trust import ProjectTrust
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
-    from mm_tui.agent.server_check import Finding
+    from mm_tui.agent.server_check import FirstRunCheck
 
 
 def run_app(
@@ -74,7 +74,7 @@ def build_app(
         return live_factory(obeyed, cwd, resume or None, continue_last)
 
     fresh = not resume and not continue_last  # a resumed session has its own start
-    check = (lambda: _first_run_findings(config)) if fresh else None
+    check = (lambda: _first_run_check(config)) if fresh else None
     trust: ProjectTrust | None = None
     if reload is not None:
         from mm_tui.agent.trust_question import trust_question
@@ -91,11 +91,11 @@ def build_app(
     )
 
 
-def _first_run_findings(config: Config) -> list[Finding]:
+def _first_run_check(config: Config) -> FirstRunCheck:
     """The window's server check, run in the panel's worker (its imports too: urllib, http)."""
-    from mm_tui.agent.server_check import first_run_findings
+    from mm_tui.agent.server_check import first_run_check
 
-    return first_run_findings(config)
+    return first_run_check(config)
 
 
 def keymap_errors(config: Config) -> list[str]:

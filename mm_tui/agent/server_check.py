@@ -188,10 +188,19 @@ def check_tools(config: Config, model: str, *, timeout: float = 2.0) -> Finding:
     return Finding("tools", "warning", TOOLS_TEXT.format(model=model))
 
 
-def first_run_findings(config: Config) -> list[Finding]:
+@dataclass(frozen=True)
+class FirstRunCheck:
+    """The window's start check: what it found, and the model a first turn would use ("" when
+    none: no server, no model, or the configured one is missing), for the top line to say."""
+
+    findings: list[Finding]
+    model: str = ""
+
+
+def first_run_check(config: Config) -> FirstRunCheck:
     """The window's start check: server, model and context (tool support waits for a turn)."""
     report = check_server(config)
     findings = list(report.findings)
     if report.model:
         findings.append(check_context(config, report.model))
-    return findings
+    return FirstRunCheck(findings, report.model)

@@ -3,6 +3,8 @@
 A new user's first question is "is it working?": the window checks the server in a thread at
 start and says, at once, the server and model (or the command that fixes them: start the
 server, `ollama pull` a model) and the context, then a few hints for the first message.
+Its `Checked` message goes on up to the window, which names the model on the top line at once
+(the core picks it only at the first turn).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from textual.widgets import Static
 from mm_tui.support.terminal_text import one_line
 
 if TYPE_CHECKING:
-    from mm_tui.agent.server_check import Finding
+    from mm_tui.agent.server_check import Finding, FirstRunCheck
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +33,7 @@ HINTS: tuple[str, ...] = (
 )
 MARKS = {"ok": ("✓", "$success"), "warning": ("!", "$warning"), "problem": ("✗", "$error")}
 
-ServerCheck = Callable[[], "list[Finding]"]
+ServerCheck = Callable[[], "FirstRunCheck"]
 
 
 class FirstRunPanel(Static):
@@ -47,11 +49,11 @@ class FirstRunPanel(Static):
     """
 
     class Checked(Message):
-        """The check's findings (from the worker thread)."""
+        """The check's answer (from the worker thread); the window reads its model too."""
 
-        def __init__(self, findings: list[Finding]) -> None:
+        def __init__(self, check: FirstRunCheck) -> None:
             super().__init__()
-            self.findings = findings
+            self.check = check
 
     def __init__(self, check: ServerCheck, *, url: str) -> None:
         super().__init__(Content(one_line(CHECKING.format(url=url))), classes="first-run")
@@ -66,18 +68,17 @@ class FirstRunPanel(Static):
     @work(thread=True, exit_on_error=False, group="first-run")
     def _run_check(self) -> None:
         try:
-            findings = self.check()
+            check = self.check()
         except Exception as exc:  # a check must never take the window down
             log.debug("server check failed", exc_info=True)
-            from mm_tui.agent.server_check import Finding
+            from mm_tui.agent.server_check import Finding, FirstRunCheck
 
-            findings = [Finding("server", "warning", CHECK_FAILED.format(error=exc))]
-        self.post_message(self.Checked(findings))
+            check = FirstRunCheck([Finding("server", "warning", CHECK_FAILED.format(error=exc))])
+        self.post_message(self.Checked(check))
 
     def on_first_run_panel_checked(self, message: FirstRunPanel.Checked) -> None:
-        message.stop()
-        self.findings = message.findings
-        self.update(render_findings(message.findings))
+        self.findings = message.check.findings
+        self.update(render_findings(message.check.findings))
 
 
 def render_findings(findings: list[Finding]) -> Content:

@@ -48,12 +48,12 @@ def replay_port_factory(config: Config, cwd: Path, replay: Path | None) -> PortF
 
 
 def config_view(config: Config, cwd: Path) -> TopLineView:
-    """What the top line shows before the core is ready: the config's model and server."""
+    """What the top line shows before the core is ready: the config's model, server, yolo."""
     return TopLineView(
         model=config.model or "",
         server=config.base_url,
         cwd=cwd,
         used=0,
         window=config.context_window or 0,
-        mode="",
+        mode="yolo" if config.yolo else "",
     )

@@ -123,6 +123,13 @@ class TurnController(SessionIntents):
     def refresh_top_line(self) -> None:
         self.surface.show_top_line(self.top_line())
 
+    def model_found(self, model: str) -> None:
+        """The server lists `model` first and none is configured: the core will take it at
+        the first turn (`Agent._discover_model`); the top line says it until the core has one."""
+        if model and not self.start_view.model:
+            self.start_view = replace(self.start_view, model=model)
+            self.refresh_top_line()
+
     def full_output(self, call_id: str) -> str | None:
         """A call's whole output kept by the core (None: the row's output is all there is)."""
         return None if self.port is None else self.port.full_output(call_id)

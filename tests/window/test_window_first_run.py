@@ -1,15 +1,20 @@
-"""The first run: the empty transcript says what the server check found, and how to begin."""
+"""The first run: the empty transcript says what the server check found, and how to begin;
+the top line names the model from then on, not from the first turn."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mm_tui.agent.config import Config
-from mm_tui.agent.server_check import Finding, first_run_findings
+from mm_tui.agent.server_check import Finding, FirstRunCheck, first_run_check
+from mm_tui.app import MMApp
 from mm_tui.scripted_server import ScriptedServer
 from mm_tui.widgets.first_run import HINTS, FirstRunPanel
+from mm_tui.widgets.top_line import TopLine
+from mm_tui.window.ports import live_factory
 from tests.window.conftest import wait_for
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +34,7 @@ async def test_a_live_server_is_named_with_its_model_context_and_hints(
     model_server.n_ctx = 32768
     config = Config(base_url=model_server.base_url)
     text = await shown(
-        still_app, FirstRunPanel(lambda: first_run_findings(config), url=config.base_url)
+        still_app, FirstRunPanel(lambda: first_run_check(config), url=config.base_url)
     )
 
     assert text.splitlines() == [
@@ -46,7 +51,7 @@ async def test_a_server_that_is_down_gets_the_command_to_start_it_and_no_hints(
 ) -> None:
     config = Config(base_url="http://127.0.0.1:9/v1")
     text = await shown(
-        still_app, FirstRunPanel(lambda: first_run_findings(config), url=config.base_url)
+        still_app, FirstRunPanel(lambda: first_run_check(config), url=config.base_url)
     )
 
     lines = text.splitlines()
@@ -55,7 +60,7 @@ async def test_a_server_that_is_down_gets_the_command_to_start_it_and_no_hints(
 
 
 async def test_a_check_that_raises_is_one_warning_line(still_app: Any) -> None:
-    def broken() -> list[Finding]:
+    def broken() -> FirstRunCheck:
         raise RuntimeError("boom")
 
     text = await shown(still_app, FirstRunPanel(broken, url="http://x/v1"))
@@ -64,13 +69,18 @@ async def test_a_check_that_raises_is_one_warning_line(still_app: Any) -> None:
 
 
 def test_snapshot_the_first_run_of_the_window(snap_compare: Any, still_app: Any) -> None:
-    def found() -> list[Finding]:
-        return [
-            Finding("server", "ok", "server http://localhost:11434/v1 answers (0 model(s))"),
-            Finding(
-                "model", "problem", "Ollama has no model pulled", "ollama pull qwen2.5-coder:14b"
-            ),
-        ]
+    def found() -> FirstRunCheck:
+        return FirstRunCheck(
+            [
+                Finding("server", "ok", "server http://localhost:11434/v1 answers (0 model(s))"),
+                Finding(
+                    "model",
+                    "problem",
+                    "Ollama has no model pulled",
+                    "ollama pull qwen2.5-coder:14b",
+                ),
+            ]
+        )
 
     async def run_before(pilot: Any) -> None:
         await wait_for(
@@ -81,12 +91,13 @@ def test_snapshot_the_first_run_of_the_window(snap_compare: Any, still_app: Any)
 
 
 def test_snapshot_the_first_run_with_a_server_ready(snap_compare: Any, still_app: Any) -> None:
-    def found() -> list[Finding]:
-        return [
+    def found() -> FirstRunCheck:
+        findings = [
             Finding("server", "ok", "server http://localhost:11434/v1 answers (3 model(s))"),
             Finding("model", "ok", "model qwen2.5-coder:14b"),
             Finding("context", "ok", "context window 32768 tokens (ollama num_ctx)"),
         ]
+        return FirstRunCheck(findings, "qwen2.5-coder:14b")
 
     async def run_before(pilot: Any) -> None:
         await wait_for(
@@ -94,3 +105,54 @@ def test_snapshot_the_first_run_with_a_server_ready(snap_compare: Any, still_app
         )
 
     assert snap_compare(still_app(first_run=found), terminal_size=(90, 20), run_before=run_before)
+
+
+def top_line(app: MMApp) -> str:
+    return str(app.query_one(TopLine).render())
+
+
+async def test_the_top_line_names_the_servers_model_once_the_check_finds_it_before_any_turn(
+    model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """No model configured: the core takes the server's first at the first turn; the top line
+    said "no model yet" until then while the panel below already named it (tried in tmux)."""
+    model_server.models = ["first-listed", "second-listed"]
+    config = Config(base_url=model_server.base_url)
+    app = MMApp(
+        config,
+        tmp_path,
+        agent_factory=live_factory(config, tmp_path),
+        first_run=lambda: first_run_check(config),
+        history_path=tmp_path / "history.jsonl",
+        still=True,
+    )
+    async with app.run_test(size=(120, 24)) as pilot:
+        panel = app.query_one(FirstRunPanel)
+        await wait_for(pilot, lambda: panel.findings is not None, "the check answered")
+        await wait_for(pilot, lambda: app.turns.port is not None, "the core is ready")
+        await pilot.pause()
+        assert "mm-tui · first-listed · context" in top_line(app)
+        assert model_server.requests == []  # known without a turn
+
+
+@pytest.mark.parametrize("found", ["other-first", ""])
+async def test_a_configured_model_stays_on_the_top_line_whatever_the_server_lists(
+    still_app: Any, found: str
+) -> None:
+    """The configured model is the one the core uses: shown from the first frame, and kept
+    whatever the check says (another model first, or none: the configured one is missing)."""
+    app = still_app(Config(model="configured-model"), first_run=lambda: FirstRunCheck([], found))
+    async with app.run_test(size=(120, 24)) as pilot:
+        assert "mm-tui · configured-model · context" in top_line(app)
+        panel = app.query_one(FirstRunPanel)
+        await wait_for(pilot, lambda: panel.findings is not None, "the check answered")
+        await pilot.pause()
+        assert "mm-tui · configured-model · context" in top_line(app)
+
+
+async def test_yolo_from_the_command_line_is_on_the_top_line_from_the_first_frame(
+    still_app: Any,
+) -> None:
+    app = still_app(Config(model="m", yolo=True))
+    async with app.run_test(size=(120, 24)):
+        assert top_line(app).endswith(" · yolo")
