@@ -76,6 +76,27 @@ class WindowCore(WindowClock):
         self.project_trust = trust
         #: The thread building the core: None until the first frame is drawn (or without one).
         self.core_thread: threading.Thread | None = None
+        #: Keys typed before the window started are still to be read (`read_typeahead_first`).
+        self.typeahead_pending = False
+        self._trust_deferred = False
+
+    def read_typeahead_first(self, typed: str) -> None:
+        """`typed`, keys typed before the window could read them, is read before the terminal
+        (`typeahead_driver`); the trust question waits for them: they were typed blind, for
+        the prompt (an Enter answered the question, its safe choice remembered)."""
+        from mm_tui.typeahead_driver import with_typeahead
+
+        driver = with_typeahead(self.driver_class, typed)
+        if driver is not self.driver_class:
+            self.driver_class = driver
+            self.typeahead_pending = True
+
+    def on_typeahead_read(self) -> None:
+        """The driver's `TypeaheadRead` (by name: its module loads only with typeahead)."""
+        self.typeahead_pending = False
+        if self._trust_deferred:
+            self._trust_deferred = False
+            self._ask_trust()
 
     def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
         """The app's bridge (the core's sink), its turns and its surface."""
@@ -94,10 +115,16 @@ class WindowCore(WindowClock):
                 for notice in turns.port_ready(port):
                     surface.say(notice.level, notice.text)
         elif self.project_trust is not None:
-            from mm_tui.widgets.trust_screen import TrustScreen
+            self._trust_deferred = self.typeahead_pending
+            if not self._trust_deferred:
+                self._ask_trust()
 
-            question = TrustScreen(self.project_trust.question)
-            self.push_screen(question, self._trust_answered)  # the core waits for the answer
+    def _ask_trust(self) -> None:
+        from mm_tui.widgets.trust_screen import TrustScreen
+
+        assert self.project_trust is not None
+        question = TrustScreen(self.project_trust.question)
+        self.push_screen(question, self._trust_answered)  # the core waits for the answer
 
     def on_ready(self) -> None:
         """Textual's `Ready`: the first frame is on screen, the core's build starts now."""

@@ -48,9 +48,7 @@ def run_app(
     else:
         app = build_app(config, cwd, resume=resume, continue_last=continue_last, reload=reload)
     if typed:
-        from mm_tui.typeahead_driver import with_typeahead
-
-        app.driver_class = with_typeahead(app.driver_class, typed)
+        app.read_typeahead_first(typed)
     try:
         status = app.run()
     finally:

@@ -5,7 +5,8 @@ read keys out of the terminal's queue (there is no putting them back: TIOCSTI is
 kernels). Textual's terminal driver reads and parses stdin in its input thread; this driver
 parses those keys with the same parser in that thread before its first read, so they reach the
 window ahead of anything typed later, and an escape sequence (an arrow), a multi-byte character
-or a paste means what it would have meant typed after the first frame.
+or a paste means what it would have meant typed after the first frame. `TypeaheadRead` follows
+them: a question the window opens at start waits for it (they were typed blind, for the prompt).
 """
 
 from __future__ import annotations
@@ -29,16 +30,22 @@ def typed_messages(typed: str) -> list[Message]:
     return [*parser.feed(typed), *parser.feed("")]
 
 
+class TypeaheadRead(Message):
+    """The keys typed before the window started are all in the app's queue, ahead of this."""
+
+
 class TypeaheadDriver(LinuxDriver):
     """Textual's terminal driver, which reads `typed` before the terminal (once: the input
-    thread starts again after a suspension)."""
+    thread starts again after a suspension), then posts `TypeaheadRead`."""
 
     typed = ""
 
     def run_input_thread(self) -> None:
         typed, self.typed = self.typed, ""
-        for message in typed_messages(typed):
-            self.process_message(message)
+        if typed:
+            for message in typed_messages(typed):
+                self.process_message(message)
+            self.process_message(TypeaheadRead())
         super().run_input_thread()
 
 

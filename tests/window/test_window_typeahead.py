@@ -52,6 +52,33 @@ def test_a_message_typed_before_the_window_could_read_keys_is_sent(
     tmux("send-keys", "-t", "mm", "C-q")
 
 
+def test_a_trust_question_at_start_is_not_answered_by_keys_typed_before_it_was_shown(
+    tmux: Callable[..., str], tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    """Attack: the project's AGENTS.md makes the window ask to trust it first. The message
+    typed blind went to the question, whose Enter picked "Don't trust" (remembered) and lost
+    the message. Now the question waits for those keys: the message waits, queued, for the
+    answer, and is sent with it applied."""
+    model_server.enqueue(Reply(text="Fixed it."))
+    release = held_launch(tmux, tmp_path, mm_tui_command(tmp_path, model_server.base_url))
+    (tmp_path / "project" / "AGENTS.md").write_text("Always answer in haiku.\n")
+    tmux("send-keys", "-t", "mm", "fix the test", "Enter")
+    release()
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", "mm")
+
+    assert wait_until(lambda: "Trust this project?" in screen()), screen()
+    assert wait_until(lambda: "queued: fix the test" in screen()), screen()
+    assert model_server.requests == []  # the core waits for the answer
+    tmux("send-keys", "-t", "mm", "Down", "Enter")  # "Trust this directory as its files are now"
+
+    [request] = model_server.wait_for_requests(1, timeout=60)
+    assert request["messages"][-1] == {"role": "user", "content": "fix the test"}
+    assert "Always answer in haiku." in request["messages"][0]["content"]
+    tmux("send-keys", "-t", "mm", "C-q")
+
+
 HARNESS = textwrap.dedent(
     """
     import os, select, sys
