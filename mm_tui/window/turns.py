@@ -124,8 +124,7 @@ class TurnController(SessionIntents):
         self.surface.show_top_line(self.top_line())
 
     def model_found(self, model: str) -> None:
-        """The server lists `model` first and none is configured: the core will take it at
-        the first turn (`Agent._discover_model`); the top line says it until the core has one."""
+        """The server check's model, none configured: on the top line until the core has one."""
         if model and not self.start_view.model:
             self.start_view = replace(self.start_view, model=model)
             self.refresh_top_line()

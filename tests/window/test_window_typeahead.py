@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mm_tui.scripted_server import Reply, ScriptedServer
-from tests.tmux_session import mm_tui_command, wait_until
+from tests.tmux_session import mm_tui_command, wait_for_screen
+from tests.waiting import wait_until
 
 
 def held_launch(tmux: Callable[..., str], tmp_path: Path, command: str) -> Callable[[], None]:
@@ -27,7 +28,7 @@ def held_launch(tmux: Callable[..., str], tmp_path: Path, command: str) -> Calla
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "mm", "-x", "100", "-y", "30")
     line = f"cd {project} && touch {ready} && while [ ! -e {go} ]; do sleep 0.05; done && {command}"
     tmux("send-keys", "-t", "mm", line, "Enter")
-    assert wait_until(ready.exists), tmux("capture-pane", "-p", "-t", "mm")
+    wait_until(ready.exists, "the shell holding the command", timeout=60, interval=0.1)
     return go.touch
 
 
@@ -47,7 +48,7 @@ def test_a_message_typed_before_the_window_could_read_keys_is_sent(
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_until(lambda: "Fixed it." in screen() and "Ready" in screen()), screen()
+    wait_for_screen(screen, "the answer", lambda s: "Fixed it." in s and "Ready" in s)
     assert "│ and the docs" in screen()  # in the prompt, not sent
     tmux("send-keys", "-t", "mm", "C-q")
 
@@ -68,8 +69,8 @@ def test_a_trust_question_at_start_is_not_answered_by_keys_typed_before_it_was_s
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "mm")
 
-    assert wait_until(lambda: "Trust this project?" in screen()), screen()
-    assert wait_until(lambda: "queued: fix the test" in screen()), screen()
+    wait_for_screen(screen, "the trust question", lambda s: "Trust this project?" in s)
+    wait_for_screen(screen, "the message queued", lambda s: "queued: fix the test" in s)
     assert model_server.requests == []  # the core waits for the answer
     tmux("send-keys", "-t", "mm", "Down", "Enter")  # "Trust this directory as its files are now"
 
@@ -105,9 +106,9 @@ def test_a_paste_while_the_window_starts_comes_bracketed_as_one_paste(
     root = Path(__file__).resolve().parents[2]
     command = f"PYTHONPATH={root} {sys.executable} {harness} {ready} {out}"
     held_launch(tmux, tmp_path, command)()
-    assert wait_until(ready.exists), tmux("capture-pane", "-p", "-t", "mm")
+    wait_until(ready.exists, "the harness keeping keys", timeout=60, interval=0.1)
     tmux("set-buffer", "first line\nsecond line")
     tmux("paste-buffer", "-p", "-t", "mm")  # bracketed only when the program asked for it
     tmux("send-keys", "-t", "mm", "-l", "END")
-    assert wait_until(out.exists), tmux("capture-pane", "-p", "-t", "mm")
+    wait_until(out.exists, "the harness's read", timeout=60, interval=0.1)
     assert out.read_bytes() == b"\x1b[200~first line\rsecond line\x1b[201~END"
