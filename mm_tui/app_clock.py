@@ -36,7 +36,7 @@ FLOWING_STATES = frozenset({WRITING, THINKING})
 #: Text that came within this counts as flowing; a longer pause turns the spinner again.
 FLOW_SECONDS = 1.0
 #: While text flows the window ticks this often (the line gate's frames are as far apart).
-FLOW_TICK_SECONDS = 0.4
+FLOW_TICK_SECONDS = 0.5
 
 
 class WindowClock(WindowPreferences):

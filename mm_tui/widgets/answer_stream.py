@@ -18,11 +18,12 @@ widget holding lines (`markdown_lines.py`):
   inside itself instead: a gain repaints the answer alone, with no layout of the transcript
   (whose cost grows with every mounted block); its lines above come back
   (`show_lines_above`) when the person scrolls, the view changes or the answer ends;
-- it scrolls inside itself by a quarter of the view at once (`JUMP_SHARE`), leaving blank rows
-  below its last line that the next lines fill: a frame that shifts every line repaints the
-  whole view (Textual has no terminal scroll regions), one that fills a blank row repaints
-  that row alone. So the text stands still while it is written, and moves seldom; the blank
-  rows go when the answer ends;
+- it grows, and scrolls inside itself, by a third of the view at once (`JUMP_SHARE`), leaving
+  blank rows below its last line that the next lines fill: a frame that moves every line
+  repaints the whole view (Textual has no terminal scroll regions) and a growth lays the
+  screen out, while one that fills a blank row repaints that row alone. So the text stands
+  still while it is written, and moves seldom; the blank rows go when the answer ends. An
+  answer shorter than that grows line by line (a short reply shows no blank rows);
 - each line is turned into a `Strip` once, when it first shows.
 """
 
@@ -53,8 +54,8 @@ from mm_tui.widgets.markdown_lines import (
     top_level_blocks,
 )
 
-#: While it scrolls inside itself, the answer moves up by this share of the view at once.
-JUMP_SHARE = 4
+#: A followed answer grows, or moves up inside itself, by this share of the view at once.
+JUMP_SHARE = 3
 
 
 def _same(one: Content, other: Content) -> bool:
@@ -223,17 +224,18 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
                 return True
             return False
         self._height = lines
-        if room and lines - self._top > room:  # the followed view shows the answer alone:
-            # it scrolls inside itself by a quarter of the view (blank rows below its text)
-            jump = max(2, room // JUMP_SHARE)
-            grew = self._bottom - self._top < room
-            self._bottom = lines + jump
-            self._top = self._bottom - room
-            self.refresh(layout=grew)  # every shown line moved up: a repaint of the answer
-            return True
-        self._bottom = lines  # the lines above are drawn already (GrowsInPlace); the layout
-        self.refresh(layout=True, repaint=False)  # draws the new ones, the caller the changed
-        return False
+        jump = max(2, room // JUMP_SHARE) if room else 0
+        top, tall = self._top, self._bottom - self._top
+        if jump and lines >= jump:  # followed, and not a short answer: `jump` rows at once,
+            self._bottom = lines + jump  # blank below its last line; taller than the view,
+            self._top = max(0, self._bottom - room)  # it scrolls inside itself by as many
+        else:
+            self._bottom = lines
+        if self._top == top:  # it grew at the bottom: the lines above are drawn already
+            self.refresh(layout=True, repaint=False)  # (GrowsInPlace); the layout draws the
+            return False  # new rows, the caller the rows whose text changed
+        self.refresh(layout=self._bottom - self._top != tall)  # every shown line moved up
+        return True
 
     def show_lines_above(self) -> int:
         """Bring back the lines above the widget (a layout); how many there were."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 #: Lines that complete closer together than this are drawn in one frame.
-LINE_FRAME_SECONDS = 0.4
+LINE_FRAME_SECONDS = 0.5
 #: A change (the partial last line) never waits longer than this to be drawn.
 HEARTBEAT_SECONDS = 1.0
 #: Frames are at least this many times the last layout's duration apart.

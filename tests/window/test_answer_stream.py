@@ -280,12 +280,10 @@ def _without_blank_rows_below(rows: list[str]) -> list[str]:
     return rows
 
 
-async def test_an_answer_scrolling_inside_itself_moves_seldom_and_by_a_quarter_of_the_view() -> (
-    None
-):
+async def test_an_answer_scrolling_inside_itself_moves_seldom_and_by_a_share_of_the_view() -> None:
     """Once taller than the followed view, the answer's text stands still while it is written:
     new lines fill the blank rows below it, and when those run out every line moves up at
-    once by a quarter of the view (answer_stream.JUMP_SHARE), leaving blank rows again; the
+    once by a share of the view (answer_stream.JUMP_SHARE), leaving blank rows again; the
     screen is always what drawing every line again shows."""
     app = _Followed()
     lines = [f"Line {n:02d} of a long answer." for n in range(1, 80)]

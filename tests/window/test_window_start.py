@@ -234,15 +234,20 @@ from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
 from mm_tui.window.ports import replay_port_factory
 
+class Window(MMApp):
+    def on_ready(self) -> None:
+        # The first frame is on screen; Textual calls MMApp's own on_ready next (a handler of
+        # each class in the MRO), which starts the core's build.
+        self.before = "mm_tui.widgets.answer_blocks" in sys.modules
+
 async def main() -> None:
     config = Config()
-    app = MMApp(config, Path.cwd(), agent_factory=replay_port_factory(config, Path.cwd(), None),
-                history_path=None, still=True)
+    app = Window(config, Path.cwd(), agent_factory=replay_port_factory(config, Path.cwd(), None),
+                 history_path=None, still=True)
     async with app.run_test() as pilot:
-        before = "mm_tui.widgets.answer_blocks" in sys.modules
         while app.core_thread is None or app.core_thread.is_alive():
             await pilot.pause(0.02)
-        print(before, "mm_tui.widgets.answer_blocks" in sys.modules)
+        print(app.before, "mm_tui.widgets.answer_blocks" in sys.modules)
 
 asyncio.run(main())
 """
