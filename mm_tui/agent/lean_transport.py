@@ -40,6 +40,8 @@ READ_SIZE = 65536
 #: most 20 frames a second, so a token never waits for a read longer than for its frame.
 PACE = 0.05
 STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: nothing had come
+#: The response extension holding the body (`LeanTransport.raw_blocks`).
+LEAN_BODY = "mm_tui.lean_body"
 
 
 class LeanTransport(httpx2.BaseTransport):
@@ -67,14 +69,30 @@ class LeanTransport(httpx2.BaseTransport):
             self._forget(owner, sock, connection)
             raise
         release = lambda: self._forget(owner, sock, connection, response)  # noqa: E731
-        body = _Body(connection, response, release, timeouts.get("read"))
+        body = _Body(connection, response, release, timeouts.get("read"), request)
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.getheaders()]
         return httpx2.Response(
             response.status,
             headers=headers,
             stream=body,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": response.reason.encode()},
+            extensions={
+                "http_version": b"HTTP/1.1",
+                "reason_phrase": response.reason.encode(),
+                LEAN_BODY: body,
+            },
         )
+
+    @staticmethod
+    def raw_blocks(response: httpx2.Response) -> Iterator[bytes] | None:
+        """The body of a response this transport made, block by block as the socket gives
+        it, when there is nothing to decode (no Content-Encoding); None otherwise. httpx's
+        `iter_bytes` would pass each block through five generators, a chunker and a decoder
+        first: at a token a block, more CPU than the block's own work."""
+        body = response.extensions.get(LEAN_BODY)
+        coding = response.headers.get("content-encoding", "identity").strip().lower()
+        if not isinstance(body, _Body) or coding not in ("", "identity"):
+            return None
+        return iter(body)
 
     def abort(self, thread_id: int) -> None:
         """End the request `thread_id` has in flight, wherever it waits (thread-safe)."""
@@ -154,9 +172,9 @@ class _Body(httpx2.SyncByteStream):
 
     An event stream is read at most every `PACE` while it flows: a model sends one event per
     token, and waking once per token costs more than the token's own work. After a read, the
-    next waits out the rest of `PACE`, then takes everything that came meanwhile in one go; a
-    stream slower than that (one event per wait) is read as it comes, with no pause. The first
-    bytes are never held back.
+    next waits out the rest of `PACE`, then takes everything that came meanwhile in one go
+    (one `recv`, no `poll` first: it is there); a stream slower than that (one event per wait)
+    is read as it comes, with no pause. The first bytes are never held back.
 
     The connection is released by the thread reading it: another thread's `close` only shuts
     the socket down (closing a descriptor under a blocked read could hand the reader a reused
@@ -168,29 +186,32 @@ class _Body(httpx2.SyncByteStream):
         response: http.client.HTTPResponse,
         release: Callable[[], None],
         read_timeout: float | None,
+        request: httpx2.Request,
     ) -> None:
         self._connection = connection
         self._response = response
         self._release = release
         self._timeout = read_timeout
+        self._request = request  # on every fault raised, as httpx's `iter_raw` would set it
         self._reading = False
         content_type = response.getheader("content-type", "") or ""
         self._paced = content_type.startswith("text/event-stream")
 
     def __iter__(self) -> Iterator[bytes]:
         self._reading = True
+        request = self._request
         failure: httpx2.HTTPError
         try:
             yield from self._read()
             return
         except TimeoutError as exc:
-            raise httpx2.ReadTimeout(str(exc)) from exc
+            raise httpx2.ReadTimeout(str(exc), request=request) from exc
         except BodyCut as cut:
-            failure = httpx2.RemoteProtocolError(str(cut))
+            failure = httpx2.RemoteProtocolError(str(cut), request=request)
         except ValueError as exc:  # a malformed chunk size
-            raise httpx2.RemoteProtocolError(str(exc)) from exc
+            raise httpx2.RemoteProtocolError(str(exc), request=request) from exc
         except OSError as exc:
-            raise httpx2.ReadError(str(exc)) from exc
+            raise httpx2.ReadError(str(exc), request=request) from exc
         finally:
             self._reading = False
             self._release()
@@ -211,14 +232,26 @@ class _Body(httpx2.SyncByteStream):
                     yield body
                 if framing.complete:
                     return
-                full = len(data) == READ_SIZE  # more is waiting (wire speed): no pause
+                ready = len(data) == READ_SIZE  # more is waiting (wire speed): no pause
                 if (
                     paced
                     and not slow
-                    and not full
+                    and not ready
                     and (pause := last + PACE - time.monotonic()) > 0
                 ):
                     time.sleep(pause)
+                    ready = True  # what came meanwhile is there: read it without a wait
+                if ready:
+                    try:
+                        data = sock.recv(READ_SIZE)
+                    except BlockingIOError:  # nothing came after all: wait for it below
+                        pass
+                    else:  # as a wait that did not block: the stream is not slow
+                        last, slow = time.monotonic(), False
+                        if not data:
+                            framing.end()
+                            return
+                        continue
             before = time.monotonic()
             if not wait(timeout):
                 raise TimeoutError("timed out")
@@ -284,7 +317,11 @@ class BodyFraming:
                 out.append(piece)
                 at += len(piece)
                 self.left -= len(piece)
-                self._crlf = self.left == 0
+                if self.left == 0:  # the CRLF ending the data, taken at once when it is there
+                    if pending[at : at + 2] == b"\r\n":
+                        at += 2
+                    else:
+                        self._crlf = True
                 continue
             end = pending.find(b"\n", at)
             if end < 0:

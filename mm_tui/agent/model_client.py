@@ -88,9 +88,13 @@ class ModelClient:
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
                 http_client=http_client,
             )
-            # the SDK imports its chat resources on first use (tens of ms of CPU): here, where
-            # the window builds the client, not in the first message's stream
+            # Here, where the window builds the client, not in the first message's stream:
+            # the SDK imports its chat resources on first use (tens of ms of CPU), its first
+            # request's headers name the platform (`platform.platform()` runs `uname -p` in a
+            # subprocess), and the stream's reader loads msgspec (~12 ms).
             _ = self._client.chat.completions
+            self._client.platform_headers()
+            import mm_tui.agent.sse  # noqa: F401
         return self._client
 
     def list_models(self) -> list[str]:
@@ -113,31 +117,46 @@ class ModelClient:
         for the end or an interrupt, so an interrupt is noticed at once even while the server
         sends nothing (a stall, a slow first token), and no thread is woken per chunk beyond
         the one reading it (issue 16). Once this thread has left on an interrupt, `on_chunk`
-        is never called again. The SSE body is read raw and each chunk parsed with `json`:
-        the same bytes the SDK's typed stream reads, at a ninth of its cost per chunk.
+        is never called again. The SSE body is read raw (`sse.EventStreamReader`), straight
+        from the lean transport's socket when it carries the request: the same bytes the SDK's
+        typed stream reads, at a small part of its cost per chunk.
         """
         finished = threading.Event()
-        gate = threading.Lock()  # held around each on_chunk; the interrupt takes it to leave
+        gate = threading.Lock()  # held around a block's on_chunk calls; the interrupt takes it
         run: dict[str, Any] = {}
 
+        def take(chunks: Iterator[dict[str, Any]]) -> bool:
+            """One block's chunks to `on_chunk`, in order; True when reading must stop."""
+            with gate:
+                for chunk in chunks:
+                    if chunk.get("error"):
+                        raise mid_stream_fault(chunk["error"])
+                    if run.get("left") or cancel.is_set():
+                        return True
+                    try:
+                        if on_chunk(chunk):
+                            return True
+                    except BaseException as exc:  # raised as it is in the caller
+                        log.debug("handling a chunk failed", exc_info=True)
+                        run["chunk_failure"] = exc
+                        return True
+            return False
+
         def read() -> None:
+            from mm_tui.agent.sse import EventStreamReader
+
             try:
                 with self.client.chat.completions.with_streaming_response.create(
                     **request, stream=True
                 ) as response:
                     run["response"] = response
-                    encoding = response.http_response.encoding or "utf-8"
-                    for chunk in sse_chunks(response.iter_bytes(), encoding):
-                        with gate:
-                            if run.get("left") or cancel.is_set():
-                                return
-                            try:
-                                if on_chunk(chunk):
-                                    return
-                            except BaseException as exc:  # raised as it is in the caller
-                                log.debug("handling a chunk failed", exc_info=True)
-                                run["chunk_failure"] = exc
-                                return
+                    http_response = response.http_response
+                    events = EventStreamReader(http_response.encoding or "utf-8")
+                    blocks = self._raw_blocks(http_response) or response.iter_bytes()
+                    for block in blocks:
+                        if take(events.feed(block)) or events.done:
+                            return
+                    take(events.end())
             except BaseException as exc:  # handed to the caller, which describes it
                 log.debug("the model stream ended with an exception", exc_info=True)
                 run["failure"] = exc
@@ -175,6 +194,11 @@ class ModelClient:
                 response.close()
             except Exception:  # closing a broken stream must not hide why it broke
                 log.debug("closing the model stream failed", exc_info=True)
+
+    def _raw_blocks(self, response: Any) -> Iterator[bytes] | None:
+        """The body's blocks as the lean transport reads them, when it carries `response`
+        (None otherwise: httpx's own `iter_bytes` then reads it)."""
+        return None if self._transport is None else self._transport.raw_blocks(response)
 
     def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
         """Turn any exception from the client into one line a person can act on."""
@@ -256,51 +280,29 @@ class ModelClient:
 
 
 def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dict[str, Any]]:
-    """The JSON chunks of a server-sent-events body, read as its bytes arrive, up to `[DONE]`.
+    """The JSON chunks of a server-sent-events body, read as its bytes arrive, up to `[DONE]`
+    (`sse.EventStreamReader` says how). A chunk carrying `error` is a fault reported by the
+    server mid-stream."""
+    from mm_tui.agent.sse import EventStreamReader
 
-    Lines end at LF, CRLF or CR (a CRLF split between two blocks is one end); an event's
-    `data:` lines are joined (SSE allows several); comments and other fields are skipped. A
-    chunk carrying `error` is a fault reported by the server mid-stream. Bytes are cut into
-    lines before they are decoded (`encoding`, undecodable bytes replaced): no text layer is
-    run per block, since a model sends one block per token.
-    """
-    data: list[bytes] = []
-    rest = b""
-    after_cr = False
-    for block in _with_final_end(blocks):
-        if after_cr and block[:1] == b"\n":
-            block = block[1:]  # the LF of a CRLF whose CR ended the block before
-        after_cr = block[-1:] == b"\r"
-        if rest:
-            block, rest = rest + block, b""
-        lines = block.splitlines()
-        if lines and block[-1:] not in (b"\n", b"\r"):
-            rest = lines.pop()  # a line still arriving
-        for line in lines:
-            if line.startswith(b"data:"):
-                data.append(line[5:].removeprefix(b" "))
-                continue
-            if line or not data:
-                continue  # a comment, an `event:`/`id:` field, or a blank line with nothing pending
-            payload = data[0] if len(data) == 1 else b"\n".join(data)
-            data = []
-            if payload.strip() == b"[DONE]":
-                return
-            chunk = json.loads(payload.decode(encoding, "replace"))
-            if isinstance(chunk, dict):
-                if chunk.get("error"):
-                    error = chunk["error"]
-                    message = error.get("message") if isinstance(error, dict) else str(error)
-                    raise ModelFault(
-                        f"the model server reported an error mid-stream: {quoted(str(message))}"
-                    )
-                yield chunk
+    events = EventStreamReader(encoding)
+    for block in blocks:
+        for chunk in events.feed(block):
+            if chunk.get("error"):
+                raise mid_stream_fault(chunk["error"])
+            yield chunk
+        if events.done:
+            return
+    for chunk in events.end():
+        if chunk.get("error"):
+            raise mid_stream_fault(chunk["error"])
+        yield chunk
 
 
-def _with_final_end(blocks: Iterable[bytes]) -> Iterator[bytes]:
-    """The blocks, then the end of a last line left open and the blank line ending its event."""
-    yield from blocks
-    yield b"\n\n"
+def mid_stream_fault(error: object) -> ModelFault:
+    """The fault for a chunk carrying `error`: the server said it failed mid-stream."""
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    return ModelFault(f"the model server reported an error mid-stream: {quoted(str(message))}")
 
 
 def _root_cause(exc: BaseException) -> str:

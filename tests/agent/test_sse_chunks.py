@@ -48,3 +48,25 @@ def test_an_error_event_is_a_fault_and_a_broken_chunk_is_malformed() -> None:
         list(sse_chunks(iter([event(ONE), event({"error": {"message": "overloaded"}})])))
     with pytest.raises(ValueError):
         list(sse_chunks(iter([b'data: {"choices": [\n\n'])))
+
+
+def test_what_msgspec_refuses_reads_as_the_json_module_reads_it() -> None:
+    """msgspec decodes the usual chunk; NaN, a lone surrogate, a number past a float and
+    another encoding than UTF-8 read exactly as `json` read them before."""
+    body = (
+        b'data:{"a": NaN, "b": "\\ud800", "c": 1e400}\n\n'
+        b'data: {"choices": [{"delta": {"content": "caf\xe9"}}]}\n\n'
+    )
+    nan_chunk, text_chunk = list(sse_chunks([body], "latin-1"))
+    assert nan_chunk["a"] != nan_chunk["a"] and nan_chunk["b"] == "\ud800"
+    assert nan_chunk["c"] == float("inf")
+    assert text_chunk == {"choices": [{"delta": {"content": "café"}}]}
+    assert list(sse_chunks([body.split(b"\n\n")[1] + b"\n\n"])) == [
+        {"choices": [{"delta": {"content": "caf\ufffd"}}]}  # as UTF-8, the byte replaced
+    ]
+
+
+def test_a_data_line_without_its_space_and_a_done_padded_with_spaces() -> None:
+    body = b'data:{"a": 1}\n\n:keep-alive\n\ndata:  [DONE] \n\ndata: {"b": 2}\n\n'
+    for blocks in every_cut(body):
+        assert list(sse_chunks(iter(blocks))) == [{"a": 1}], blocks

@@ -1,0 +1,85 @@
+"""A server-sent-events body cut into its JSON chunks as its blocks arrive (issue 16).
+
+A local model sends one event per token, so this runs per token on the CPU the model needs:
+each block is cut into lines in one call, and each event's JSON is decoded by msgspec from its
+bytes in one C call. What msgspec refuses (invalid UTF-8, NaN, a lone surrogate, a number out
+of range, another encoding than UTF-8) is read by the `json` module as before, so every body
+gives the chunks and the errors it gave before. msgspec is imported with the model client
+(`ModelClient.client`), not at start.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+DONE = b"[DONE]"
+_LINE_ENDS = (b"\n", b"\r")
+_DECODER = msgspec.json.Decoder()
+
+
+class EventStreamReader:
+    """Feed it the body's blocks in order; it yields each event's JSON object (other values
+    are skipped) and sets `done` at `[DONE]`, after which nothing more is read.
+
+    Lines end at LF, CRLF or CR (a CRLF split between two blocks is one end); an event's
+    `data:` lines are joined (SSE allows several); comments and other fields are skipped;
+    `end` reads a last line and event the body left open.
+    """
+
+    def __init__(self, encoding: str = "utf-8") -> None:
+        self.done = False
+        try:
+            self._text_only = codecs.lookup(encoding).name != "utf-8"
+        except LookupError:  # an unknown encoding fails where it did: decoding the first event
+            self._text_only = True
+        self._encoding = encoding
+        self._data: list[bytes] = []  # the `data:` values of the event still open
+        self._rest = b""  # a line still arriving
+        self._after_cr = False  # the block before ended with CR: a LF now is its CRLF's
+
+    def feed(self, block: bytes) -> Iterator[dict[str, Any]]:
+        """The chunks the events completed by `block` hold, in order; a malformed one raises
+        (`ValueError`) where it stands, after the chunks before it."""
+        if self.done or not block:
+            return
+        if self._after_cr and block[:1] == b"\n":
+            block = block[1:]
+        self._after_cr = block[-1:] == b"\r"
+        if self._rest:
+            block, self._rest = self._rest + block, b""
+        lines = block.splitlines()
+        if lines and block[-1:] not in _LINE_ENDS:
+            self._rest = lines.pop()
+        data = self._data
+        for line in lines:
+            if line:
+                if line.startswith(b"data:"):
+                    data.append(line[6:] if line[5:6] == b" " else line[5:])
+                continue  # else a comment, or an `event:`/`id:` field
+            if not data:
+                continue  # a blank line with no event open
+            payload = data[0] if len(data) == 1 else b"\n".join(data)
+            data.clear()
+            if payload.strip() == DONE:
+                self.done = True
+                return
+            chunk = self._decode(payload)
+            if type(chunk) is dict:
+                yield chunk
+
+    def end(self) -> Iterator[dict[str, Any]]:
+        """The body ended: its last line and event, if it left them open, are read."""
+        return self.feed(b"\n\n")
+
+    def _decode(self, payload: bytes) -> Any:
+        if not self._text_only:
+            try:
+                return _DECODER.decode(payload)
+            except msgspec.DecodeError:  # read as before: the json module, bytes replaced
+                pass
+        return json.loads(payload.decode(self._encoding, "replace"))
