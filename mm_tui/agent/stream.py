@@ -111,29 +111,40 @@ class StreamAssembler:
         return _joined(self._reasoning)
 
     def feed(self, chunk: Any) -> StreamDelta:
+        # A chunk read from the wire is plain dicts: read with `dict.get` (this runs per
+        # token); an SDK object goes through `_get`.
         delta_out = StreamDelta()
-        usage = _get(chunk, "usage")
+        plain = type(chunk) is dict
+        usage = chunk.get("usage") if plain else _get(chunk, "usage")
         if usage:
             self.usage = (
                 int(_get(usage, "prompt_tokens", 0) or 0),
                 int(_get(usage, "completion_tokens", 0) or 0),
             )
-        for choice in _get(chunk, "choices", []) or []:
-            reason = _get(choice, "finish_reason")
+        for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
+            if type(choice) is dict:
+                reason, delta = choice.get("finish_reason"), choice.get("delta")
+            else:
+                reason, delta = _get(choice, "finish_reason"), _get(choice, "delta")
             if reason:
                 self.finish_reason = reason
-            delta = _get(choice, "delta")
             if delta is None:
                 continue
-            reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning") or ""
+            if type(delta) is dict:
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+                content = delta.get("content") or ""
+                fragments = delta.get("tool_calls") or ()
+            else:
+                reasoning = _get(delta, "reasoning_content") or _get(delta, "reasoning") or ""
+                content = _get(delta, "content") or ""
+                fragments = _get(delta, "tool_calls") or ()
             if isinstance(reasoning, str) and reasoning:
                 self._reasoning.append(reasoning)
                 delta_out.reasoning += reasoning
-            content = _get(delta, "content") or ""
             if isinstance(content, str) and content:
                 self._text.append(content)
                 delta_out.text += content
-            for fragment in _get(delta, "tool_calls", []) or []:
+            for fragment in fragments:
                 delta_out.tool_call = self._feed_tool_call(fragment)
         return delta_out
 
