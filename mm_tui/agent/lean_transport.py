@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 NO_RESPONSE = "Server disconnected without sending a response."
 CUT_BODY = "peer closed connection without sending complete message body: incomplete chunked read"
 READ_SIZE = 65536
-#: An event stream is read at most this often while it flows (seconds): the window draws at
-#: most 20 frames a second, so a token never waits for a read longer than for its frame.
+#: An event stream is read at most this often while it flows (seconds), unless the client
+#: asks for another pace (`LeanTransport(pace=…)`: the window draws twice a second and reads
+#: less often, `-p` and ACP show text as it is read).
 PACE = 0.05
 STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: nothing had come
 #: The response extension holding the body (`LeanTransport.raw_blocks`).
@@ -47,7 +48,9 @@ LEAN_BODY = "mm_tui.lean_body"
 class LeanTransport(httpx2.BaseTransport):
     """Plain HTTP/1.1 over `http.client`, one connection per request; https to httpx."""
 
-    def __init__(self) -> None:
+    def __init__(self, pace: float = PACE) -> None:
+        """`pace`: an event stream is read at most this often while it flows (seconds)."""
+        self.pace = pace
         self._https: httpx2.HTTPTransport | None = None
         self._lock = threading.Lock()
         #: The socket of each thread's request in flight, for `abort`.
@@ -69,7 +72,7 @@ class LeanTransport(httpx2.BaseTransport):
             self._forget(owner, sock, connection)
             raise
         release = lambda: self._forget(owner, sock, connection, response)  # noqa: E731
-        body = _Body(connection, response, release, timeouts.get("read"), request)
+        body = _Body(connection, response, release, timeouts.get("read"), request, self.pace)
         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.getheaders()]
         return httpx2.Response(
             response.status,
@@ -170,9 +173,9 @@ class _Body(httpx2.SyncByteStream):
     """The response body as it arrives, read from the socket directly once `http.client` has
     read the headers (`BodyFraming` undoes the chunked encoding).
 
-    An event stream is read at most every `PACE` while it flows: a model sends one event per
+    An event stream is read at most every `pace` while it flows: a model sends one event per
     token, and waking once per token costs more than the token's own work. After a read, the
-    next waits out the rest of `PACE`, then takes everything that came meanwhile in one go
+    next waits out the rest of `pace`, then takes everything that came meanwhile in one go
     (one `recv`, no `poll` first: it is there); a stream slower than that (one event per wait)
     is read as it comes, with no pause. The first bytes are never held back.
 
@@ -187,8 +190,10 @@ class _Body(httpx2.SyncByteStream):
         release: Callable[[], None],
         read_timeout: float | None,
         request: httpx2.Request,
+        pace: float = PACE,
     ) -> None:
         self._connection = connection
+        self._pace = pace
         self._response = response
         self._release = release
         self._timeout = read_timeout
@@ -225,7 +230,7 @@ class _Body(httpx2.SyncByteStream):
         data = response.fp.read1(READ_SIZE)  # what http.client read past the headers
         wait = _waiter(sock)
         timeout = self._timeout
-        paced, slow, last = self._paced, True, 0.0
+        paced, pace, slow, last = self._paced, self._pace, True, 0.0
         while True:
             if data:
                 if body := framing.feed(data):
@@ -237,7 +242,7 @@ class _Body(httpx2.SyncByteStream):
                     paced
                     and not slow
                     and not ready
-                    and (pause := last + PACE - time.monotonic()) > 0
+                    and (pause := last + pace - time.monotonic()) > 0
                 ):
                     time.sleep(pause)
                     ready = True  # what came meanwhile is there: read it without a wait
@@ -256,9 +261,9 @@ class _Body(httpx2.SyncByteStream):
             if not wait(timeout):
                 raise TimeoutError("timed out")
             last = time.monotonic()
-            # slow: bytes come less often than PACE, so a pause would only add a wake-up: it
+            # slow: bytes come less often than `pace`, so a pause would only add a wake-up: it
             # is set when the wait after a pause still blocked, cleared when one came sooner
-            slow = last - before > (PACE if slow else STILL_WAITED)
+            slow = last - before > (pace if slow else STILL_WAITED)
             try:
                 data = sock.recv(READ_SIZE)
             except BlockingIOError:  # woken with nothing to read after all

@@ -69,6 +69,10 @@ class ModelClient:
         self._api_key = api_key or "none"
         self._client: Any = None
         self._transport: LeanTransport | None = None
+        #: How often a flowing event stream is read over plain http, in seconds (None: the
+        #: lean transport's `PACE`); set before the client is built (the window reads less
+        #: often than it draws).
+        self.read_pace: float | None = None
 
     @property
     def client(self) -> Any:
@@ -79,7 +83,8 @@ class ModelClient:
             if lean_transport_fits(self.base_url):
                 from mm_tui.agent.lean_transport import LeanTransport
 
-                self._transport = LeanTransport()
+                pace = self.read_pace
+                self._transport = LeanTransport() if pace is None else LeanTransport(pace)
                 http_client = openai.DefaultHttpxClient(transport=self._transport)
             self._client = openai.OpenAI(
                 base_url=self.base_url,

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
 PortFactory = Callable[[EventSink], AgentPort]
 
+#: The window reads the model's stream at most this often while it flows (seconds): it draws
+#: the answer's new lines twice a second (line_gate.py), and each read wakes a thread on the
+#: model's machine (issue 16). `-p` and ACP keep the transport's own pace (50 ms): they show
+#: text as it is read.
+WINDOW_READ_PACE = 0.2
+
 
 def live_factory(
     config: Config, cwd: Path, resume: Path | str | None = None, continue_last: bool = False
@@ -29,6 +35,7 @@ def live_factory(
 
         session = str(resume) if resume is not None else None
         agent = Agent(config, sink, cwd, resume=session, continue_last=continue_last)
+        agent.client.read_pace = WINDOW_READ_PACE
         # Import openai (0.3 s, seconds on a loaded machine) and build its client here, in the
         # worker right after the first frame, so the first message does not wait for it.
         _ = agent.client.client

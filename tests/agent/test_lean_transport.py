@@ -6,18 +6,25 @@ from __future__ import annotations
 
 import http.client
 import http.server
+import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
+import httpx2
 import openai
 import pytest
 
-from mm_tui.agent.lean_transport import BodyCut, BodyFraming
+from mm_tui.agent.agent import Agent
+from mm_tui.agent.config import Config
+from mm_tui.agent.lean_transport import BodyCut, BodyFraming, LeanTransport
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault, lean_transport_fits
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from mm_tui.window.ports import WINDOW_READ_PACE, live_factory
 from tests.waiting import wait_until
 
 REQUEST = {"model": "scripted-model", "messages": [{"role": "user", "content": "go"}]}
@@ -268,3 +275,40 @@ def test_the_lean_transport_carries_plain_http_only_without_a_proxy(
     assert lean_transport_fits("http://127.0.0.1:8080/v1")
     monkeypatch.setenv("all_proxy", "socks5://127.0.0.1:1080")
     assert not lean_transport_fits("http://127.0.0.1:8080/v1")
+
+
+@pytest.mark.parametrize("pace", [0.05, WINDOW_READ_PACE])
+def test_a_flowing_event_stream_is_read_at_most_once_per_pace_and_whole(
+    pace: float, model_server: ScriptedServer
+) -> None:
+    """The pace a client asks for (the window's `WINDOW_READ_PACE`, `-p`'s default): a model
+    sending a chunk every 10 ms is read in blocks no closer together than the pace, the first
+    at once, and nothing is lost or reordered."""
+    text = "".join(f"word{n} " for n in range(80))
+    model_server.enqueue(Reply(text=text, chunk_size=7, delay=0.01))
+    request = {**REQUEST, "stream": True}
+    with httpx2.Client(transport=LeanTransport(pace=pace)) as client:
+        started = time.monotonic()
+        with client.stream("POST", f"{model_server.base_url}/chat/completions", json=request) as r:
+            blocks = list(r.iter_raw())
+        took = time.monotonic() - started
+    events = [line[6:] for line in b"".join(blocks).split(b"\n") if line.startswith(b"data: {")]
+    got = "".join(
+        (json.loads(event)["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+        for event in events
+    )
+    assert got == text
+    assert 1 < len(blocks) <= 2 + took / pace  # each read waits out the pace after the last
+
+
+def test_the_window_reads_the_model_less_often_than_it_draws(
+    model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The window's core (ports.live_factory) reads at `WINDOW_READ_PACE`; `-p`'s keeps the
+    transport's own pace (its text shows as it is read)."""
+    config = Config(base_url=model_server.base_url, model="scripted-model", lsp_servers=())
+    agent = live_factory(config, tmp_path)(lambda event: None)
+    assert isinstance(agent, Agent)
+    assert agent.client.read_pace == WINDOW_READ_PACE
+    assert agent.client.client is not None  # built, with its transport at that pace
+    assert ModelClient(model_server.base_url, "x").read_pace is None
