@@ -7,13 +7,13 @@ and so that the non-visual parts (`mm_tui.window`) see only this narrow face of 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Mapping, Sequence, Set
 
 from textual.app import App
 
 from mm_tui.agent.events import Notice, NoticeLevel
 from mm_tui.agent.port import AgentPort, PermissionState, TopLineView
+from mm_tui.support import collector
 from mm_tui.widgets.prompt import PromptInput, fold_pastes
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine, format_elapsed
 from mm_tui.widgets.top_line import TopLine
@@ -90,10 +90,9 @@ class ScreenSurface:
             from mm_tui.replay import conversation_events
 
             await self.transcript.show_past(conversation_events(history))
-        # Start-up is over: what lives now lives as long as the window; full collections no
-        # longer scan it (40-50 ms taken from a key press now and then, issue 16's fold p95).
-        # The transcript undoes it when the window closes.
-        gc.freeze()
+        # Start-up is over (support/collector.py); the transcript undoes it when the window
+        # closes.
+        collector.settle()
 
     async def show_session(self, port: AgentPort | None, said: Sequence[Notice]) -> None:
         """`/resume` went to `port`'s new session (None: it did not): that conversation

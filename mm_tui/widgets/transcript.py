@@ -9,7 +9,6 @@ records built from its events (`show_past`), never as a widget per block.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -23,6 +22,7 @@ from mm_tui.agent.events import (
     ToolStatus,
     TurnSummary,
 )
+from mm_tui.support import collector
 from mm_tui.widgets.archive import Archivable, Archived
 from mm_tui.widgets.block_window import (
     LIVE_LEAST,
@@ -78,9 +78,9 @@ class Transcript(GrowsInPlace, BlockWindow):
         return self.streaming
 
     def on_unmount(self) -> None:
-        """The window closes: give back to the collector what `ScreenSurface.show_resumed`
-        froze at the end of start-up (tests open many windows in one process)."""
-        gc.unfreeze()
+        """The window closes: the collector as `ScreenSurface.show_resumed` found it at the
+        end of start-up (tests open many windows in one process)."""
+        collector.release()
 
     # -- what the block window asks -----------------------------------------------------
 

@@ -19,6 +19,7 @@ from mm_tui.agent.port import AgentPort
 from mm_tui.app import MMApp
 from mm_tui.app_core import collector_paused
 from mm_tui.scripted_server import Reply
+from mm_tui.support.collector import YOUNG_COLLECTION
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.keys_footer import KeysFooter
@@ -185,6 +186,19 @@ def test_the_collector_is_paused_while_the_core_is_built_then_back() -> None:
         assert gc.get_freeze_count() >= frozen + len(kept)
     finally:
         gc.unfreeze()
+
+
+async def test_once_started_the_window_collects_young_garbage_less_often_until_it_closes(
+    model_server: Any, project: Path, tmp_path: Path
+) -> None:
+    before = gc.get_threshold()
+    assert before[0] < YOUNG_COLLECTION
+    app, held = live_window(model_server, project, tmp_path)
+    async with app.run_test() as pilot:
+        held.release.set()
+        await wait_for(pilot, lambda: gc.get_threshold() != before, "start-up is over")
+        assert gc.get_threshold() == (YOUNG_COLLECTION, *before[1:])
+    assert gc.get_threshold() == before
 
 
 #: Modules the first frame does without: screens it does not show, the server check, the
