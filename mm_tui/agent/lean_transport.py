@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import http.client
 import logging
+import re
 import select
 import socket
 import threading
@@ -41,6 +42,10 @@ READ_SIZE = 65536
 #: less often, `-p` and ACP show text as it is read).
 PACE = 0.05
 STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: nothing had come
+#: The model said it is done (a chunk's `finish_reason`, or the stream's `[DONE]`): what is
+#: left (a usage chunk, `[DONE]`) is read as it comes, so the call's end is not held back by a
+#: pause. Cut between two reads, it is only missed: the pace then holds as before.
+FINISHING = re.compile(rb'"finish_reason"\s*:\s*"|data:\s*\[DONE\]')
 #: The response extension holding the body (`LeanTransport.raw_blocks`).
 LEAN_BODY = "mm_tui.lean_body"
 
@@ -177,7 +182,8 @@ class _Body(httpx2.SyncByteStream):
     token, and waking once per token costs more than the token's own work. After a read, the
     next waits out the rest of `pace`, then takes everything that came meanwhile in one go
     (one `recv`, no `poll` first: it is there); a stream slower than that (one event per wait)
-    is read as it comes, with no pause. The first bytes are never held back.
+    is read as it comes, with no pause. The first bytes are never held back, nor the last ones
+    once the model said it finished (`FINISHING`).
 
     The connection is released by the thread reading it: another thread's `close` only shuts
     the socket down (closing a descriptor under a blocked read could hand the reader a reused
@@ -235,6 +241,8 @@ class _Body(httpx2.SyncByteStream):
             if data:
                 if body := framing.feed(data):
                     yield body
+                    if paced and FINISHING.search(body):
+                        paced = False  # the end is near: read it as it comes
                 if framing.complete:
                     return
                 ready = len(data) == READ_SIZE  # more is waiting (wire speed): no pause

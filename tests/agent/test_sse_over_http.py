@@ -144,3 +144,23 @@ def test_a_fault_met_inside_a_read_comes_after_the_chunks_before_it(last: bytes)
     assert len(seen) == 3 and isinstance(seen[2], str)
     assert ("overloaded" in seen[2]) == (b"error" in last)
     assert ("malformed chunk" in seen[2]) == (b"error" not in last)
+
+
+@pytest.mark.parametrize("finish", [b'"finish_reason": "stop"', b'"finish_reason":"tool_calls"'])
+def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish: bytes) -> None:
+    """A client reading every 5 s (a long pace) still sees the end when it comes: after the
+    chunk with a `finish_reason`, `[DONE]` is read as it arrives, not after the pause. (The
+    first read never waits; the second, a stream proved faster than the pace, would.)"""
+    one = b"data: " + json.dumps(ONE).encode() + b"\n\n"
+    two = b'data: {"choices": [{"delta": {"content": "w"}, ' + finish + b"}]}\n\n"
+    server = RawServer(head(b"text/event-stream"), [one, two, b"data: [DONE]\n\n"], gap=0.4)
+    client = ModelClient(server.base_url, "x", timeout=30)
+    client.read_pace = 5.0
+    seen: list[Any] = []
+    started = time.monotonic()
+    try:
+        client.stream(REQUEST, CancelFlag(), lambda chunk: bool(seen.append(chunk)))
+    finally:
+        server.close()
+    assert len(seen) == 2 and seen[0] == ONE
+    assert time.monotonic() - started < 3.0  # [DONE] came at 0.8 s; a pause would end at 5.4 s
