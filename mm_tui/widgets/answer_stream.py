@@ -205,7 +205,8 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
 
     @property
     def blank_below(self) -> int:
-        """Blank rows below the last line while the answer scrolls inside itself."""
+        """Blank rows below the last line, which its next lines fill (a followed answer grows
+        and scrolls inside itself by `JUMP_SHARE` of the view at once)."""
         return self._bottom - self._height
 
     def grow(self, *, now: bool = False) -> bool:
