@@ -196,7 +196,7 @@ class _Body(httpx2.SyncByteStream):
         release: Callable[[], None],
         read_timeout: float | None,
         request: httpx2.Request,
-        pace: float = PACE,
+        pace: float,
     ) -> None:
         self._connection = connection
         self._pace = pace

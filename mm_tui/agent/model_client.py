@@ -291,14 +291,15 @@ def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dic
     from mm_tui.agent.sse import EventStreamReader
 
     events = EventStreamReader(encoding)
-    for block in blocks:
-        for chunk in events.feed(block):
-            if chunk.get("error"):
-                raise mid_stream_fault(chunk["error"])
-            yield chunk
-        if events.done:
-            return
-    for chunk in events.end():
+
+    def read() -> Iterator[dict[str, Any]]:
+        for block in blocks:
+            yield from events.feed(block)
+            if events.done:
+                return
+        yield from events.end()
+
+    for chunk in read():
         if chunk.get("error"):
             raise mid_stream_fault(chunk["error"])
         yield chunk
