@@ -50,8 +50,10 @@ class RawServer:
     """One plain-socket HTTP server: it answers each request with `head` then each of `writes`
     as its own HTTP chunk, sent apart, so the client's reads fall between them."""
 
-    def __init__(self, head: bytes, writes: list[bytes], gap: float) -> None:
-        self.head, self.writes, self.gap = head, writes, gap
+    def __init__(
+        self, head: bytes, writes: list[bytes], gap: float, first_gap: float = 0.0
+    ) -> None:
+        self.head, self.writes, self.gap, self.first_gap = head, writes, gap, first_gap
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.base_url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -74,6 +76,7 @@ class RawServer:
                 body += connection.recv(65536)
             try:
                 connection.sendall(self.head)
+                time.sleep(self.first_gap)
                 for write in self.writes:
                     connection.sendall(f"{len(write):x}\r\n".encode() + write + b"\r\n")
                     time.sleep(self.gap)
@@ -149,11 +152,14 @@ def test_a_fault_met_inside_a_read_comes_after_the_chunks_before_it(last: bytes)
 @pytest.mark.parametrize("finish", [b'"finish_reason": "stop"', b'"finish_reason":"tool_calls"'])
 def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish: bytes) -> None:
     """A client reading every 5 s (a long pace) still sees the end when it comes: after the
-    chunk with a `finish_reason`, `[DONE]` is read as it arrives, not after the pause. (The
-    first read never waits; the second, a stream proved faster than the pace, would.)"""
+    block with a chunk's `finish_reason`, `[DONE]` is read as it arrives, not after the pause.
+    The body starts 0.3 s after the headers, so that block comes after a wait that proved the
+    stream faster than the pace (any block before it would be followed by the pause, rightly:
+    the model had not finished)."""
     one = b"data: " + json.dumps(ONE).encode() + b"\n\n"
     two = b'data: {"choices": [{"delta": {"content": "w"}, ' + finish + b"}]}\n\n"
-    server = RawServer(head(b"text/event-stream"), [one, two, b"data: [DONE]\n\n"], gap=0.4)
+    writes = [one + two, b"data: [DONE]\n\n"]
+    server = RawServer(head(b"text/event-stream"), writes, gap=0.4, first_gap=0.3)
     client = ModelClient(server.base_url, "x", timeout=30)
     client.read_pace = 5.0
     seen: list[Any] = []
@@ -163,4 +169,4 @@ def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish
     finally:
         server.close()
     assert len(seen) == 2 and seen[0] == ONE
-    assert time.monotonic() - started < 3.0  # [DONE] came at 0.8 s; a pause would end at 5.4 s
+    assert time.monotonic() - started < 3.0  # [DONE] came at 0.7 s; a pause would end at 5.3 s
