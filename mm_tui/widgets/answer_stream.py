@@ -39,13 +39,13 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.widgets.grows_in_place import GrowsInPlace
 from mm_tui.widgets.line_gate import LineGate
-from mm_tui.widgets.line_selection import placed, selected_text, with_selection
+from mm_tui.widgets.line_selection import selected_text, with_selection
+from mm_tui.widgets.line_strips import line_strip
 from mm_tui.widgets.markdown_lines import (
     APPROXIMATE,
     IncrementalLines,
@@ -293,10 +293,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
             if not 0 <= y < self._height:
                 return Strip.blank(width, self.visual_style.rich_style)
             (line,) = with_selection(self, self._lines[y : y + 1], y)
-            strips = Visual.to_strips(
-                self, line, width, 1, self.visual_style, apply_selection=False
-            )
-            strip = self._strips[y] = placed(strips[0], y)
+            strip = self._strips[y] = line_strip(self, line, width, self.visual_style, y)
         return strip
 
     # -- text selection (line_selection.py): a finished answer stays this widget ---------
