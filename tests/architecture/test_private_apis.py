@@ -12,6 +12,9 @@ that a widget growing at the bottom keeps the lines it drew and asks for no seco
 `mm_tui/typeahead_driver.py` parses the keys typed before the window started with
 `textual._xterm_parser.XTermParser`, the parser `LinuxDriver.run_input_thread` makes, and
 overrides that public method to feed them first.
+`mm_tui/widgets/line_strips.py` resolves span styles with `Widget._get_style` and follows
+`Content`'s private formatting to draw a line that fits; tests/window/test_line_strips.py
+compares what it draws with `Visual.to_strips`, line for line.
 """
 
 from __future__ import annotations
