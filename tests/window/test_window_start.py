@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from textual import events
+from textual.widgets import Footer
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.port import AgentPort
@@ -169,6 +170,49 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(
         await settle(pilot)
         assert "Edit queued" in descriptions(list(footer.children))
         assert "Edit queued" not in descriptions(before)
+
+
+async def test_a_key_that_comes_or_goes_is_mounted_or_removed_alone_where_a_rebuild_puts_it(
+    still_app: Callable[..., MMApp],
+) -> None:
+    app = still_app()
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        footer = app.query_one(KeysFooter)
+
+        def drawn() -> tuple[list[str], str]:
+            return descriptions(list(footer.children)), footer_text(app)
+
+        before = list(footer.children)
+        app.turns.submit("a message while no core is there")  # "Edit queued" comes
+        await settle(pilot)
+        after = list(footer.children)
+        came = [key for key in after if key not in before]
+        assert descriptions(came) == ["Edit queued"]
+        assert [key for key in after if key in before] == before  # untouched, in order
+        patched = drawn()
+        footer.call_later(Footer.recompose, footer)  # what a whole rebuild draws
+        await settle(pilot)
+        assert not set(footer.children) & set(after)
+        assert drawn() == patched
+        rebuilt = list(footer.children)
+        app.turns.clear_queue()  # "Edit queued" goes
+        await settle(pilot)
+        assert "Edit queued" not in descriptions(list(footer.children))
+        assert list(footer.children) == [
+            key for key in rebuilt if descriptions([key]) != ["Edit queued"]
+        ]
+        patched = drawn()
+        footer.call_later(Footer.recompose, footer)
+        await settle(pilot)
+        assert drawn() == patched
+
+
+def footer_text(app: MMApp) -> str:
+    """The footer's row as the screen draws it."""
+    footer = app.query_one(KeysFooter)
+    strips = app.screen._compositor.render_strips()  # pyright: ignore[reportPrivateUsage]
+    return strips[footer.region.y].text
 
 
 def test_the_collector_is_paused_while_the_core_is_built_then_back() -> None:
