@@ -23,14 +23,16 @@ widget holding lines (`markdown_lines.py`):
   repaints the whole view (Textual has no terminal scroll regions) and a growth lays the
   screen out, while one that fills a blank row repaints that row alone. So the text stands
   still while it is written, and moves seldom; the blank rows go when the answer ends. An
-  answer shorter than that grows line by line (a short reply shows no blank rows);
+  answer shorter than that grows line by line (a short reply shows no blank rows). A move
+  inside itself still repaints every row of the view, but the rows Textual drew move up with
+  their lines (`_shift_drawn`): only the rows that come are drawn again;
 - each line is turned into a `Strip` once, when it first shows.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -191,7 +193,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
             self._top = 0
             self.refresh(layout=True)
             return
-        if self.grow():
+        if self.grow(changed=changed):
             return  # every row is drawn again
         shown = [y - self._top for y in changed if self._top <= y < self._height]
         if shown:
@@ -209,10 +211,10 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         and scrolls inside itself by `JUMP_SHARE` of the view at once)."""
         return self._bottom - self._height
 
-    def grow(self, *, now: bool = False) -> bool:
+    def grow(self, *, now: bool = False, changed: Iterable[int] = ()) -> bool:
         """Show every drawn line (`now`: with the lines above and no blank rows, as the answer
         ends); whether every row will be drawn again (else the caller repaints the rows whose
-        text changed)."""
+        text changed: the lines `changed`, numbered in the answer)."""
         room = 0 if now else self.tail_room()
         if self._top and not 0 < room <= self._bottom - self._top:
             self.show_lines_above()  # the view no longer follows, or outgrew the answer
@@ -235,8 +237,24 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         if self._top == top:  # it grew at the bottom: the lines above are drawn already
             self.refresh(layout=True, repaint=False)  # (GrowsInPlace); the layout draws the
             return False  # new rows, the caller the rows whose text changed
-        self.refresh(layout=self._bottom - self._top != tall)  # every shown line moved up
+        if self._bottom - self._top == tall:  # every shown line moved up, by `shift` rows
+            self._shift_drawn(self._top - top, stale={y - top for y in changed})
+            return True
+        self.refresh(layout=True)
         return True
+
+    def _shift_drawn(self, shift: int, stale: set[int]) -> None:
+        """Repaint every row, its lines moved up `shift` rows: the rows Textual drew already
+        (its styles cache, by row) move with them, so only the rows that come are drawn, and
+        those whose text changed (`stale`, rows before the move)."""
+        cache = self._styles_cache
+        stale |= cache._dirty_lines  # pyright: ignore[reportPrivateUsage]
+        kept = {y: strip for y, strip in cache._cache.items() if y not in stale}  # pyright: ignore[reportPrivateUsage]
+        self.refresh()  # every row on screen (the terminal has no scroll region)
+        rows = self.size.height
+        moved = {y - shift: strip for y, strip in kept.items() if 0 <= y - shift < rows}
+        cache._cache = moved  # pyright: ignore[reportPrivateUsage]
+        cache._dirty_lines = set(range(rows)).difference(moved)  # pyright: ignore[reportPrivateUsage]
 
     def show_lines_above(self) -> int:
         """Bring back the lines above the widget (a layout); how many there were."""

@@ -15,6 +15,9 @@ overrides that public method to feed them first.
 `mm_tui/widgets/line_strips.py` resolves span styles with `Widget._get_style` and follows
 `Content`'s private formatting to draw a line that fits; tests/window/test_line_strips.py
 compares what it draws with `Visual.to_strips`, line for line.
+`mm_tui/widgets/answer_stream.py` (`_shift_drawn`) moves the rows Textual drew of the streaming
+answer up with its lines when it scrolls inside itself: it reads and sets the widget's
+`_styles_cache` members `_cache` (its drawn rows by row) and `_dirty_lines` (those to draw).
 """
 
 from __future__ import annotations
@@ -191,3 +194,27 @@ def test_the_private_xterm_parser_parses_as_the_terminal_driver_uses_it() -> Non
     assert [e.key for e in parsed if isinstance(e, events.Key)] == ["a", "enter", "up", "escape"]
     source = inspect.getsource(linux_driver.LinuxDriver._run_input_thread)  # pyright: ignore[reportPrivateUsage]
     assert "self.run_input_thread()" in source
+
+
+def test_a_styles_cache_serves_its_drawn_rows_by_row_and_draws_its_dirty_ones() -> None:
+    """What `AnswerStream._shift_drawn` relies on: a row held in `_cache` and not in
+    `_dirty_lines` is served as it is; a dirty row is drawn again from the widget."""
+    from textual._styles_cache import StylesCache
+    from textual.color import Color
+    from textual.css.styles import Styles
+
+    cache = StylesCache()
+    kept, drawn = Strip.blank(4), []
+
+    def render_line(y: int) -> Strip:
+        drawn.append(y)
+        return Strip.blank(4)
+
+    cache._cache = {0: kept}  # pyright: ignore[reportPrivateUsage]
+    cache._dirty_lines = {1}  # pyright: ignore[reportPrivateUsage]
+    cache._width = 4  # pyright: ignore[reportPrivateUsage]
+    strips = cache.render(
+        Styles(), Size(4, 2), Color(0, 0, 0), Color(0, 0, 0), render_line, [], None, None
+    )
+    assert strips[0] is kept and drawn == [1]
+    assert cache._dirty_lines == set()  # pyright: ignore[reportPrivateUsage]

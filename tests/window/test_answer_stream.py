@@ -283,7 +283,8 @@ def _without_blank_rows_below(rows: list[str]) -> list[str]:
 async def test_an_answer_scrolling_inside_itself_moves_seldom_and_by_a_share_of_the_view() -> None:
     """Once taller than the followed view, the answer's text stands still while it is written:
     new lines fill the blank rows below it, and when those run out every line moves up at
-    once by a share of the view (answer_stream.JUMP_SHARE), leaving blank rows again; the
+    once by a share of the view (answer_stream.JUMP_SHARE), leaving blank rows again, and
+    Textual draws only the rows that come (those it drew move up with their lines); the
     screen is always what drawing every line again shows."""
     app = _Followed()
     lines = [f"Line {n:02d} of a long answer." for n in range(1, 80)]
@@ -294,17 +295,27 @@ async def test_an_answer_scrolling_inside_itself_moves_seldom_and_by_a_share_of_
         room = transcript.scrollable_content_region.height + 1  # the view and TAIL_MARGIN
         jump = room // JUMP_SHARE
         blank = 0
+        drawn: set[int] = set()  # rows of the answer drawn again (not kept) by a frame
         for line in lines:
+            if transcript.query(AnswerStream):
+                stream = transcript.query_one(AnswerStream)
+                if "render_line" not in vars(stream):  # counted: a row Textual draws again
+                    draw_row = stream.render_line
+                    stream.render_line = lambda y, draw=draw_row: drawn.add(y) or draw(y)
+            drawn.clear()
             answer = await _stream_into(transcript, line + "\n\n")
             await pilot.pause()
             await pilot.pause()
             stream = answer.query_one(AnswerStream)
             shown = [_plain(row) for row in _screen(app)]
+            came = sorted(drawn)
             for widget in (transcript, *transcript.query("*")):
                 widget.refresh()
             await pilot.pause()
             assert [_plain(row) for row in _screen(app)] == shown, f"after {line!r}"
             if not moves or stream.hidden != moves[-1]:  # it moved: `jump` rows blank below
+                if moves and moves[-1]:  # inside itself: the rows kept move up, undrawn
+                    assert len(came) < stream.size.height / 2, (line, came)
                 moves.append(stream.hidden)
                 assert stream.hidden == 0 or stream.blank_below == jump, line
             elif stream.hidden:  # the line (and the blank line after it) filled blank rows
