@@ -75,6 +75,7 @@ class MMApp(WindowCore):
 
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
+    _settling = False  # events arrived; they are taken `SETTLE_SECONDS` after the first
     BINDINGS = [
         Binding("escape", "interrupt", "Interrupt", priority=True, id="app.interrupt"),
         Binding("f2", "focus_question", "Answer", id="app.focus_question"),
@@ -192,12 +193,30 @@ class MMApp(WindowCore):
     # -- events from the core -------------------------------------------------------------
 
     @on(notes.EventsArrived)
+    def _events_arrived(self) -> None:
+        """The first event of a burst: the rest comes within `SETTLE_SECONDS`, and all are
+        taken then, together (the clock's tick may take them sooner)."""
+        if not self._settling:
+            self._settling = True
+            self.set_timer(notes.SETTLE_SECONDS, lambda: self.post_message(notes.EventsSettled()))
+
+    @property
+    def events_waiting(self) -> bool:
+        """Events from the core arrived that are not shown yet (a settling burst included)."""
+        return self._settling or self.bridge.pending
+
+    @on(notes.EventsSettled)
+    async def _events_settled(self) -> None:
+        self._settling = False
+        await self.take_events()
+
     async def take_events(self) -> None:
-        for event in self.bridge.take():
-            if not self.is_running:  # shutting down: the widgets are gone, a worker still talks
-                return
-            await self.apply_event(event)
-        await self.transcript.flush()  # the batch's new blocks mounted together, now
+        with self.batch_update():  # the events' changes drawn in one frame, after one layout
+            for event in self.bridge.take():
+                if not self.is_running:  # shutting down: the widgets are gone, a worker talks
+                    return
+                await self.apply_event(event)
+            await self.transcript.flush()  # the batch's new blocks mounted together, now
         # The answer is on screen: its next deltas wait for the tick (EventBridge).
         self.bridge.hold_deltas = self.transcript.clocked and self.transcript.streaming
 

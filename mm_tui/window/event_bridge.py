@@ -120,6 +120,17 @@ class EventsArrived(Message):
     """Tells the app that `EventBridge.take()` has events for it."""
 
 
+class EventsSettled(Message):
+    """The events `EventsArrived` announced had `SETTLE_SECONDS` to come whole: take them."""
+
+
+#: The window takes the core's events this long after the first of a burst arrives: the core
+#: sends an answer's end, its summary and the turn's end (or a turn's start, its message and
+#: its state) a few milliseconds apart, and taken together they are one layout and one frame
+#: instead of one each (~5 ms of the model's machine apiece, issue 16).
+SETTLE_SECONDS = 0.02
+
+
 class Ticked(Message):
     """The window's clock (10 times a second while a turn runs): spinner, durations, and
     the streaming answer move in one frame."""

@@ -95,6 +95,7 @@ async def play(pilot: Pilot[Any], events: Iterable[Any]) -> None:
     assert isinstance(app, MMApp)
     for event in events:
         app.bridge(event)
+    await wait_for(pilot, lambda: not app.events_waiting, "the events are taken")
     await settle(pilot)
 
 
