@@ -56,13 +56,13 @@ class Palette:
         def color(name: str) -> Color:
             return Color.parse(variables[name])
 
-        headings = {
-            level: Style.parse(
-                f"{variables[f'markdown-h{level}-text-style']} "
-                f"{variables[f'markdown-h{level}-color']}"
-            )
-            for level in range(1, 7)
-        }
+        def heading(level: int) -> Style:
+            # A text style of `none` (ANSI themes' h3 and h5) is CSS for no style, not a colour.
+            text_style = variables[f"markdown-h{level}-text-style"].split()
+            words = [word for word in text_style if word != "none"]
+            return Style.parse(" ".join([*words, variables[f"markdown-h{level}-color"]]))
+
+        headings = {level: heading(level) for level in range(1, 7)}
         fence_bg = background + (Color(0, 0, 0, 0.1) if dark else Color(255, 255, 255, 0.3))
         boost = background + color("boost")
         border = color("text-primary").with_alpha(0.5) if dark else color("text-secondary")

@@ -127,6 +127,25 @@ async def test_a_streamed_answer_ends_exactly_as_markdown_draws_it_whole(width: 
         assert streamed == whole
 
 
+@pytest.mark.parametrize("theme", ["ansi-dark", "ansi-light"])
+async def test_a_streamed_answer_draws_its_headings_in_ansi_themes(theme: str) -> None:
+    """ANSI themes give level-3 and level-5 headings the text style `none`, which the stream's
+    palette once read as a colour: the first streamed answer crashed the window."""
+    app = _Answers()
+    async with app.run_test(size=(80, 90)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        app.theme = theme
+        document = "".join(
+            f"{'#' * level} Level {level}\n\ntext {level}\n\n" for level in range(1, 7)
+        )
+        pieces = [document[i : i + 7] for i in range(0, len(document), 7)]
+        streamed_answer = AnswerBlock()
+        streamed = await _shown(app, streamed_answer, pieces)
+        assert [type(child) for child in streamed_answer.children] == [AnswerStream]
+        text = "\n".join("".join(cell[0] for cell in row) for row in streamed)
+        assert [f"Level {level}" in text for level in range(1, 7)] == [True] * 6
+
+
 async def test_a_line_gated_stream_ends_exactly_as_markdown_draws_it_whole() -> None:
     """Drawn by the line gate (clocked, some pieces held, some drawn at a heartbeat or as
     lines complete): emphasis, code fences, lists and wide characters opened in one frame and
