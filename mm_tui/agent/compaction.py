@@ -141,8 +141,9 @@ def compact(
     signals.set_spinner(WAITING_FOR_MODEL)
     summary = StreamAssembler()
 
-    def take(chunk: dict[str, Any]) -> bool:
-        summary.feed(chunk)
+    def take(chunks: list[dict[str, Any]]) -> bool:
+        for chunk in chunks:
+            summary.feed(chunk)
         return False  # read to the end
 
     try:

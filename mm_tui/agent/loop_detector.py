@@ -210,26 +210,18 @@ class TextRepetition:
     def __init__(self, what: str = "answer") -> None:
         self.what = what  # "answer" or "reasoning", as the stop line names it
         self._noted_at: int | None = None
-        self._looked_at = 0
+        #: The length at which `feed` next looks; before it, `feed` says "" at once.
+        self.next_look = TEXT_WINDOW
 
     def feed(self, text: str, length: int | None = None) -> str:
         """ "" while the answer looks sane, "note" once, then the stop error text. `text` may
         be only the answer's end (its last TEXT_WINDOW characters at least) when `length`
         gives the whole answer's."""
         length = len(text) if length is None else length
-        if length < TEXT_WINDOW or length - self._looked_at < TEXT_EVERY:
+        if length < self.next_look:
             return ""
-        self._looked_at = length
-        tail = text[-TEXT_WINDOW:]
-        last = tail[-1]
-        pattern = next(
-            (
-                tail[-period:]
-                for period in TEXT_PERIODS
-                if tail[-1 - period] == last and tail[period:] == tail[:-period]
-            ),
-            None,
-        )
+        self.next_look = length + TEXT_EVERY
+        pattern = _repeated(text[-TEXT_WINDOW:])
         if pattern is None:
             return ""
         if self._noted_at is None:
@@ -238,6 +230,23 @@ class TextRepetition:
         if length - self._noted_at >= TEXT_WINDOW:
             return TEXT_STOP.format(what=self.what, count=length, sample=json.dumps(pattern[:40]))
         return ""
+
+
+def _repeated(tail: str) -> str | None:
+    """The shortest pattern of TEXT_PERIODS that `tail` (TEXT_WINDOW characters) repeats
+    whole, if any. A period p needs the character p before the last to be the last: those
+    places are found with `rfind` (in C), latest first, and only they are compared, first on
+    their last 16 characters (this runs every 64 characters of a streamed answer)."""
+    size = len(tail)
+    last, end = tail[-1], tail[-16:]
+    lowest = size - 1 - TEXT_PERIODS[-1]
+    at = tail.rfind(last, lowest, size - TEXT_PERIODS[0])
+    while at >= 0:
+        period = size - 1 - at
+        if tail.startswith(end, at - 15) and tail[period:] == tail[:-period]:
+            return tail[-period:]
+        at = tail.rfind(last, lowest, at)
+    return None
 
 
 def runaway_error(call: AssembledCall) -> str | None:

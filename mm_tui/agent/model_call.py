@@ -14,26 +14,20 @@ from typing import Any, Literal
 
 from mm_tui.agent.calls import CUT_REASON
 from mm_tui.agent.calls.native_repair import mend_native_call
+from mm_tui.agent.chunk_feed import ChunkFeed
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget
 from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import (
-    COMPOSING_TOOL_CALL,
-    THINKING,
     WAITING_FOR_MODEL,
-    WRITING,
     AssistantMessageDone,
     Notice,
-    ReasoningDelta,
-    TextDelta,
     TurnEnded,
     Usage,
 )
-from mm_tui.agent.loop_detector import runaway_error
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
-from mm_tui.agent.stream_bounds import StreamWatch
 from mm_tui.agent.text_calls import (
     alternating,
     describe_tools_for_prompt,
@@ -129,49 +123,21 @@ class ModelCall:
         raise AssertionError("unreachable")
 
     def _stream_once(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
-        signals, sink = self.signals, self.signals.sink
+        signals = self.signals
         signals.set_spinner(WAITING_FOR_MODEL)
         assembler = StreamAssembler()
-        runaway: str | None = None
-        runaway_where: Literal["generation", "model"] = "generation"
         request = self.request(model)
         started = time.monotonic()
-        first_token: float | None = None
         log.debug(
             "model call: %s, %d messages, %s tools",
             model,
             len(request["messages"]),
             self.tool_mode,
         )
-        watch = StreamWatch()  # the answer and the reasoning, bounded like a call (issue 11)
-
-        def on_chunk(chunk: dict[str, Any]) -> bool:
-            """One chunk, in the stream's reading thread: assembled, said, watched; True
-            stops the stream (a runaway)."""
-            nonlocal first_token, runaway, runaway_where
-            delta = assembler.feed(chunk)
-            if first_token is None and (delta.reasoning or delta.text or delta.tool_call):
-                first_token = time.monotonic()
-                log.debug("model call: first token after %.3fs", first_token - started)
-            if delta.reasoning:
-                signals.set_spinner(THINKING)
-                sink(ReasoningDelta(delta.reasoning))
-            if delta.text:
-                signals.set_spinner(WRITING)
-                sink(TextDelta(delta.text))
-            if (verdict := watch.feed(delta, assembler)).note:
-                sink(Notice("warning", verdict.note))
-            if verdict.stop:
-                runaway, runaway_where = verdict.stop, verdict.where
-                return True
-            if delta.tool_call is not None:
-                signals.set_spinner(COMPOSING_TOOL_CALL)
-                runaway = runaway_error(delta.tool_call)
-                return bool(runaway)
-            return False
+        feed = ChunkFeed(assembler, signals, started)  # assembled, said, watched per chunk
 
         try:
-            self.client.stream(request, signals.cancel, on_chunk)
+            self.client.stream(request, signals.cancel, feed)
         except Interrupted:
             log.debug("model call interrupted after %.3fs", time.monotonic() - started)
             self._record_partial(assembler)
@@ -189,9 +155,9 @@ class ModelCall:
         )
         self._account(request, assembler, tally)
         self._notice_dropped_tools(request, assembler)
-        if runaway:
+        if feed.runaway:
             self._record_partial(assembler)
-            return self.conversation.end_with_error(runaway_where, runaway)
+            return self.conversation.end_with_error(feed.runaway_where, feed.runaway)
         if assembler.was_cut:
             self._record_partial(assembler)
             return self.conversation.end_with_error("model", CUT_STREAM)

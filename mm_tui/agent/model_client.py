@@ -113,38 +113,48 @@ class ModelClient:
         self,
         request: dict[str, Any],
         cancel: threading.Event,
-        on_chunk: Callable[[dict[str, Any]], bool],
+        on_chunks: Callable[[list[dict[str, Any]]], bool],
     ) -> None:
-        """Stream one completion: `on_chunk` gets each chunk (a plain dict) as it arrives and
-        returns True to stop reading. Raises ModelFault, Interrupted, or what `on_chunk` raised.
+        """Stream one completion: `on_chunks` gets the chunks (plain dicts) of each block read,
+        in order, as they arrive, and returns True to stop reading. Raises ModelFault,
+        Interrupted, or what `on_chunks` raised.
 
-        A helper thread does the HTTP exchange and calls `on_chunk`; this thread waits once,
+        A helper thread does the HTTP exchange and calls `on_chunks`; this thread waits once,
         for the end or an interrupt, so an interrupt is noticed at once even while the server
         sends nothing (a stall, a slow first token), and no thread is woken per chunk beyond
-        the one reading it (issue 16). Once this thread has left on an interrupt, `on_chunk`
-        is never called again. The SSE body is read raw (`sse.EventStreamReader`), straight
-        from the lean transport's socket when it carries the request: the same bytes the SDK's
-        typed stream reads, at a small part of its cost per chunk.
+        the one reading it (issue 16). A block's chunks (those one read of the socket
+        completed) come in one call, so their work runs in one loop; `on_chunks` may look at
+        `cancel` between them. Once this thread has left on an interrupt, `on_chunks` is never
+        called again. The SSE body is read raw (`sse.EventStreamReader`), straight from the
+        lean transport's socket when it carries the request: the same bytes the SDK's typed
+        stream reads, at a small part of its cost per chunk.
         """
         finished = threading.Event()
-        gate = threading.Lock()  # held around a block's on_chunk calls; the interrupt takes it
+        gate = threading.Lock()  # held around a block's on_chunks call; the interrupt takes it
         run: dict[str, Any] = {}
 
-        def take(chunks: Iterator[dict[str, Any]]) -> bool:
-            """One block's chunks to `on_chunk`, in order; True when reading must stop."""
+        def take(chunks: list[dict[str, Any]]) -> bool:
+            """One block's chunks to `on_chunks`, up to one carrying `error` (the server's
+            fault, raised after the chunks before it); True when reading must stop."""
+            if not chunks:
+                return False
             with gate:
-                for chunk in chunks:
+                if run.get("left") or cancel.is_set():
+                    return True
+                fault = None
+                for at, chunk in enumerate(chunks):
                     if chunk.get("error"):
-                        raise mid_stream_fault(chunk["error"])
-                    if run.get("left") or cancel.is_set():
+                        fault, chunks = mid_stream_fault(chunk["error"]), chunks[:at]
+                        break
+                try:
+                    if chunks and on_chunks(chunks):
                         return True
-                    try:
-                        if on_chunk(chunk):
-                            return True
-                    except BaseException as exc:  # raised as it is in the caller
-                        log.debug("handling a chunk failed", exc_info=True)
-                        run["chunk_failure"] = exc
-                        return True
+                except BaseException as exc:  # raised as it is in the caller
+                    log.debug("handling a chunk failed", exc_info=True)
+                    run["chunk_failure"] = exc
+                    return True
+                if fault is not None:
+                    raise fault
             return False
 
         def read() -> None:
@@ -159,9 +169,14 @@ class ModelClient:
                     events = EventStreamReader(http_response.encoding or "utf-8")
                     blocks = self._raw_blocks(http_response) or response.iter_bytes()
                     for block in blocks:
-                        if take(events.feed(block)) or events.done:
+                        if take(events.feed(block)):
                             return
-                    take(events.end())
+                        if events.failure is not None:
+                            raise events.failure
+                        if events.done:
+                            return
+                    if not take(events.end()) and events.failure is not None:
+                        raise events.failure
             except BaseException as exc:  # handed to the caller, which describes it
                 log.debug("the model stream ended with an exception", exc_info=True)
                 run["failure"] = exc
@@ -287,7 +302,8 @@ class ModelClient:
 def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dict[str, Any]]:
     """The JSON chunks of a server-sent-events body, read as its bytes arrive, up to `[DONE]`
     (`sse.EventStreamReader` says how). A chunk carrying `error` is a fault reported by the
-    server mid-stream."""
+    server mid-stream; an event that does not decode raises its error after the chunks before
+    it."""
     from mm_tui.agent.sse import EventStreamReader
 
     events = EventStreamReader(encoding)
@@ -295,9 +311,13 @@ def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dic
     def read() -> Iterator[dict[str, Any]]:
         for block in blocks:
             yield from events.feed(block)
+            if events.failure is not None:
+                raise events.failure
             if events.done:
                 return
         yield from events.end()
+        if events.failure is not None:
+            raise events.failure
 
     for chunk in read():
         if chunk.get("error"):

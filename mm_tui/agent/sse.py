@@ -4,18 +4,20 @@ A local model sends one event per token, so this runs per token on the CPU the m
 each block is cut into lines in one call, and each event's JSON is decoded by msgspec from its
 bytes in one C call. What msgspec refuses (invalid UTF-8, NaN, a lone surrogate, a number out
 of range, another encoding than UTF-8) is read by the `json` module as before, so every body
-gives the chunks and the errors it gave before. msgspec is imported with the model client
-(`ModelClient.client`), not at start.
+gives the chunks and the errors it gave before. A block's chunks come as one list, so that
+their work runs in one loop (`ModelClient.stream`). msgspec is imported with the model client (`ModelClient.client`), not at start.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterator
+import logging
 from typing import Any
 
 import msgspec
+
+log = logging.getLogger(__name__)
 
 DONE = b"[DONE]"
 _LINE_ENDS = (b"\n", b"\r")
@@ -23,16 +25,19 @@ _DECODER = msgspec.json.Decoder()
 
 
 class EventStreamReader:
-    """Feed it the body's blocks in order; it yields each event's JSON object (other values
+    """Feed it the body's blocks in order; it returns each event's JSON object (other values
     are skipped) and sets `done` at `[DONE]`, after which nothing more is read.
 
     Lines end at LF, CRLF or CR (a CRLF split between two blocks is one end); an event's
     `data:` lines are joined (SSE allows several); comments and other fields are skipped;
-    `end` reads a last line and event the body left open.
+    `end` reads a last line and event the body left open. An event that does not decode ends
+    the reading where it stands: `feed` returns the chunks before it and `failure` holds the
+    error, for the caller to raise once it has taken them.
     """
 
     def __init__(self, encoding: str = "utf-8") -> None:
         self.done = False
+        self.failure: Exception | None = None
         try:
             self._text_only = codecs.lookup(encoding).name != "utf-8"
         except LookupError:  # an unknown encoding fails where it did: decoding the first event
@@ -42,11 +47,10 @@ class EventStreamReader:
         self._rest = b""  # a line still arriving
         self._after_cr = False  # the block before ended with CR: a LF now is its CRLF's
 
-    def feed(self, block: bytes) -> Iterator[dict[str, Any]]:
-        """The chunks the events completed by `block` hold, in order; a malformed one raises
-        (`ValueError`) where it stands, after the chunks before it."""
-        if self.done or not block:
-            return
+    def feed(self, block: bytes) -> list[dict[str, Any]]:
+        """The chunks the events completed by `block` hold, in order (see `failure`)."""
+        if self.done or self.failure is not None or not block:
+            return []
         if self._after_cr and block[:1] == b"\n":
             block = block[1:]
         self._after_cr = block[-1:] == b"\r"
@@ -56,6 +60,7 @@ class EventStreamReader:
         if lines and block[-1:] not in _LINE_ENDS:
             self._rest = lines.pop()
         data = self._data
+        chunks: list[dict[str, Any]] = []
         for line in lines:
             if line:
                 if line.startswith(b"data:"):
@@ -67,12 +72,18 @@ class EventStreamReader:
             data.clear()
             if payload.strip() == DONE:
                 self.done = True
-                return
-            chunk = self._decode(payload)
+                break
+            try:
+                chunk = self._decode(payload)
+            except Exception as exc:  # raised by the caller, after the chunks before it
+                log.debug("an event of the stream does not decode", exc_info=True)
+                self.failure = exc
+                break
             if type(chunk) is dict:
-                yield chunk
+                chunks.append(chunk)
+        return chunks
 
-    def end(self) -> Iterator[dict[str, Any]]:
+    def end(self) -> list[dict[str, Any]]:
         """The body ended: its last line and event, if it left them open, are read."""
         return self.feed(b"\n\n")
 

@@ -148,6 +148,30 @@ class StreamAssembler:
                 delta_out.tool_call = self._feed_tool_call(fragment)
         return delta_out
 
+    def feed_text(self, chunk: dict[str, Any]) -> str:
+        """The usual chunk, a piece of the answer and nothing else (one choice, no finish, no
+        usage, a delta with only `content` besides a role or empty fields): its text, taken as
+        `feed` takes it; "" for any other chunk, which is left untouched for `feed`. It saves
+        `feed`'s general walk on the chunks that are most of a stream (issue 16)."""
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1 or chunk.get("usage"):
+            return ""
+        choice = choices[0]
+        if type(choice) is not dict or choice.get("finish_reason"):
+            return ""
+        delta = choice.get("delta")
+        if type(delta) is not dict:
+            return ""
+        content = delta.get("content")
+        if type(content) is not str or not content:
+            return ""
+        if len(delta) > 1 and (
+            delta.get("reasoning_content") or delta.get("reasoning") or delta.get("tool_calls")
+        ):
+            return ""
+        self._text.append(content)
+        return content
+
     def _feed_tool_call(self, fragment: Any) -> AssembledCall:
         index = _get(fragment, "index")
         index = int(index) if isinstance(index, int) else len(self._by_index)

@@ -64,17 +64,27 @@ class _Part:
         self.note = note
         self.size = 0
         self.length = 0  # characters so far
-        self.tail = ""  # the last TAIL characters at least (the whole text is not kept here)
+        self._tail = ""  # with `_new`, the last TAIL characters at least (not the whole text)
+        self._new: list[str] = []  # the pieces since `_tail` was last built
         self.last = ""
         self.same = 0
         self.repetition = TextRepetition(what)
 
+    @property
+    def tail(self) -> str:
+        """The text's end: its last TAIL characters at least. Built when read (every 64
+        characters once the text passes 1 KB), not per piece: a piece is a token."""
+        if self._new:
+            tail = self._tail + "".join(self._new)
+            self._new = []
+            self._tail = tail[-TAIL:] if len(tail) > 2 * TAIL else tail
+        return self._tail
+
     def feed(self, piece: str) -> StreamVerdict:
-        self.size += len(piece) if piece.isascii() else len(piece.encode("utf-8", "replace"))
-        self.length += len(piece)
-        self.tail += piece
-        if len(self.tail) > 2 * TAIL:
-            self.tail = self.tail[-TAIL:]
+        count = len(piece)
+        self.size += count if piece.isascii() else len(piece.encode("utf-8", "replace"))
+        self.length += count
+        self._new.append(piece)
         if self.size > RUNAWAY_MAX_BYTES:
             stop = SIZE_STOP.format(what=self.what, count=self.length, sample=sample(self.tail))
             return StreamVerdict(stop=stop)
@@ -83,6 +93,8 @@ class _Part:
         if self.same >= SAME_CHUNK_LIMIT:
             stop = SAME_CHUNK_STOP.format(what=self.what, times=self.same, sample=sample(piece))
             return StreamVerdict(stop=stop)
+        if self.length < self.repetition.next_look:
+            return _FINE
         repeating = self.repetition.feed(self.tail, self.length)
         if repeating == "note":
             return StreamVerdict(note=self.note)
@@ -111,3 +123,8 @@ class StreamWatch:
             if self.empty >= EMPTY_CHUNK_LIMIT:
                 return StreamVerdict(stop=EMPTY_STOP.format(count=self.empty), where="model")
         return verdict
+
+    def feed_text(self, text: str) -> StreamVerdict:
+        """`feed` for a chunk that brought only `text` (non-empty), without its delta."""
+        self.empty = 0
+        return self.answer.feed(text)

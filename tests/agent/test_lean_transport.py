@@ -52,8 +52,8 @@ def read_all(client: ModelClient, cancel: threading.Event | None = None) -> tupl
     """The chunks read and the fault line ("" when none)."""
     chunks: list[dict[str, Any]] = []
 
-    def take(chunk: dict[str, Any]) -> bool:
-        chunks.append({k: v for k, v in chunk.items() if k not in ("id", "created")})
+    def take(block: list[dict[str, Any]]) -> bool:
+        chunks.extend({k: v for k, v in c.items() if k not in ("id", "created")} for c in block)
         return False  # (each reply has its own id and time)
 
     try:
@@ -107,7 +107,7 @@ def test_an_interrupt_ends_the_request_and_its_connection_at_once(
 
     def run() -> None:
         try:
-            client.stream(REQUEST, cancel, lambda chunk: bool(seen.append(chunk)))
+            client.stream(REQUEST, cancel, lambda chunks: bool(seen.extend(chunks)))
         except BaseException as exc:
             outcome.append(exc)
 

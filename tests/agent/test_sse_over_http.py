@@ -100,7 +100,7 @@ def read_over_http(server_head: bytes, writes: list[bytes], gap: float = 0.0) ->
     seen: list[Any] = []
     try:
         ModelClient(server.base_url, "x", timeout=10).stream(
-            REQUEST, CancelFlag(), lambda chunk: bool(seen.append(chunk))
+            REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks))
         )
     except ModelFault as fault:
         seen.append(fault.message)
@@ -165,7 +165,7 @@ def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish
     seen: list[Any] = []
     started = time.monotonic()
     try:
-        client.stream(REQUEST, CancelFlag(), lambda chunk: bool(seen.append(chunk)))
+        client.stream(REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks)))
     finally:
         server.close()
     assert len(seen) == 2 and seen[0] == ONE
