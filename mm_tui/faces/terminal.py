@@ -26,9 +26,9 @@ _SGR: dict[Style, str] = {
     "magenta": "\x1b[35m",
 }
 _RESET = "\x1b[0m"
-# The start of an escape sequence not yet ended (CSI without its final byte, OSC without BEL
-# or ST): what a streamed piece may end with, the rest coming in the next piece.
-_OPEN_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?")
+# The start of an escape sequence not yet ended (CSI without its final byte, 7-bit or 8-bit;
+# OSC without BEL or ST): what a streamed piece may end with, the rest coming in the next piece.
+_OPEN_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?)?|\x9b[0-?]*[ -/]*")
 _LONGEST_HELD = 256
 
 
@@ -42,7 +42,7 @@ class LiteralStream:
     def feed(self, text: str) -> str:
         text = self._held + text
         self._held = ""
-        start = text.rfind("\x1b")
+        start = max(text.rfind("\x1b"), text.rfind("\x9b"))
         tail = text[start:] if start >= 0 else ""
         if tail and len(tail) < _LONGEST_HELD and _OPEN_SEQUENCE.fullmatch(tail):
             self._held, text = tail, text[:start]

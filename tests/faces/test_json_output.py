@@ -84,7 +84,8 @@ def test_stream_json_is_one_event_a_line_as_it_happens_then_the_result(
 ) -> None:
     model_server.enqueue(
         Reply(reasoning="thinking hard", tool_calls=[ToolCall("bash", {"command": "echo hi"})]),
-        Reply(text=ANSWER_WITH_ESCAPES, chunk_size=4),
+        # A pause mid-answer: its two parts are read apart (a read holds what came meanwhile).
+        Reply(text=ANSWER_WITH_ESCAPES, chunk_size=4, pause=0.5, pause_after=8),
     )
     result = run_json(tmp_path, model_server, "--yolo", fmt="stream-json")
     assert result.returncode == 0, result.stderr

@@ -80,14 +80,14 @@ def test_colour_only_on_a_terminal_and_never_with_no_color() -> None:
 def test_an_escape_sequence_split_across_pieces_of_the_answer_is_removed_whole() -> None:
     out = io.StringIO()
     writer = TerminalWriter(out, out)
-    answer = "Done.\x1b]2;PWNED\x07\x1b[5;41m blink \x1b]52;c;cHduZWQ=\x1b\\ end"
+    answer = "Done.\x1b]2;PWNED\x07\x1b[5;41m blink \x1b]52;c;cHduZWQ=\x1b\\ end\x9b2J."
     for size in (1, 2, 3, 7):
         out.seek(0)
         out.truncate()
         for start in range(0, len(answer), size):
             writer.stream(answer[start : start + size])
         writer.line("")
-        assert out.getvalue() == "Done. blink  end\n\n", size
+        assert out.getvalue() == "Done. blink  end.\n\n", size
 
 
 def test_piped_seed_display_of_a_real_turn(tmp_path: Path, model_server: ScriptedServer) -> None:
