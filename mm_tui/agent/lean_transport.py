@@ -47,6 +47,11 @@ STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: noth
 #: pause. Cut between two reads, it is only missed: the pace then holds as before.
 FINISHING = re.compile(rb'"finish_reason"\s*:\s*"|data:\s*\[DONE\]')
 _NOT_FINISHED = b'"finish_reason":null'
+#: Once the model composes a tool call (a chunk's `tool_calls` holds a fragment), the stream is
+#: read at most this often whatever the client's pace: the call's end starts its tool, which
+#: the person waits for (the window's own pace is 0.5 s).
+TOOL_CALL_PACE = 0.1
+TOOL_CALL = re.compile(rb'"tool_calls"\s*:\s*\[\s*\{')
 #: The response extension holding the body (`LeanTransport.raw_blocks`).
 LEAN_BODY = "mm_tui.lean_body"
 
@@ -244,6 +249,8 @@ class _Body(httpx2.SyncByteStream):
                     yield body
                     if paced and finishing(body):
                         paced = False  # the end is near: read it as it comes
+                    elif pace > TOOL_CALL_PACE and composes_a_call(body):
+                        pace = TOOL_CALL_PACE  # its end starts a tool: read it sooner
                 if framing.complete:
                     return
                 ready = len(data) == READ_SIZE  # more is waiting (wire speed): no pause
@@ -374,6 +381,11 @@ def finishing(body: bytes) -> bool:
     if b"[DONE]" not in body and body.count(b'"finish_reason"') == body.count(_NOT_FINISHED):
         return False
     return FINISHING.search(body) is not None
+
+
+def composes_a_call(body: bytes) -> bool:
+    """A chunk in `body` carries a fragment of a tool call (not an empty `tool_calls`)."""
+    return b'"tool_calls"' in body and TOOL_CALL.search(body) is not None
 
 
 def _waiter(sock: socket.socket) -> Callable[[float | None], bool]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from mm_tui.agent.lean_transport import composes_a_call
 from mm_tui.agent.model_client import ModelClient, ModelFault, sse_chunks
 from mm_tui.agent.turn_signals import CancelFlag
 
@@ -170,3 +171,28 @@ def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish
         server.close()
     assert len(seen) == 2 and seen[0] == ONE
     assert time.monotonic() - started < 3.0  # [DONE] came at 0.7 s; a pause would end at 5.3 s
+
+
+def test_once_the_model_composes_a_tool_call_the_stream_is_read_at_the_tool_call_pace() -> None:
+    """A client reading every 5 s (the window reads every 0.5 s) reads a tool call's fragments
+    at most `TOOL_CALL_PACE` apart once one came: the call's end starts its tool. A block that
+    only names `tool_calls` empty (some servers do, with text) changes nothing."""
+    text = b'data: {"choices": [{"delta": {"content": "w", "tool_calls": []}}]}\n\n'
+    fragment = (
+        b'data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c1", '
+        b'"function": {"name": "bash", "arguments": "%s"}}]}}]}\n\n'
+    )
+    writes = [fragment % b"{", fragment % b'\\"a\\"', fragment % b"}", b"data: [DONE]\n\n"]
+    assert not composes_a_call(text) and composes_a_call(fragment % b"{")
+    server = RawServer(head(b"text/event-stream"), writes, gap=0.4, first_gap=0.3)
+    client = ModelClient(server.base_url, "x", timeout=30)
+    client.read_pace = 5.0
+    seen: list[Any] = []
+    started = time.monotonic()
+    try:
+        client.stream(REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks)))
+    finally:
+        server.close()
+    assert [chunk["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+            for chunk in seen] == ["{", '"a"', "}"]  # fmt: skip
+    assert time.monotonic() - started < 4.0  # [DONE] came at 1.5 s; a pause would end past 5 s
