@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import http.client
 import logging
-import re
 import select
 import socket
 import threading
@@ -30,6 +29,8 @@ import time
 from collections.abc import Callable, Iterator
 
 import httpx2
+
+from mm_tui.agent.stream_signs import TOOL_CALL_PACE, composes_a_call, finishing
 
 log = logging.getLogger(__name__)
 
@@ -42,16 +43,6 @@ READ_SIZE = 65536
 #: less often, `-p` and ACP show text as it is read).
 PACE = 0.05
 STILL_WAITED = 0.001  # a wait after a pause that blocked longer than this: nothing had come
-#: The model said it is done (a chunk's `finish_reason`, or the stream's `[DONE]`): what is
-#: left (a usage chunk, `[DONE]`) is read as it comes, so the call's end is not held back by a
-#: pause. Cut between two reads, it is only missed: the pace then holds as before.
-FINISHING = re.compile(rb'"finish_reason"\s*:\s*"|data:\s*\[DONE\]')
-_NOT_FINISHED = b'"finish_reason":null'
-#: Once the model composes a tool call (a chunk's `tool_calls` holds a fragment), the stream is
-#: read at most this often whatever the client's pace: the call's end starts its tool, which
-#: the person waits for (the window's own pace is 0.5 s).
-TOOL_CALL_PACE = 0.1
-TOOL_CALL = re.compile(rb'"tool_calls"\s*:\s*\[\s*\{')
 #: The response extension holding the body (`LeanTransport.raw_blocks`).
 LEAN_BODY = "mm_tui.lean_body"
 
@@ -189,7 +180,7 @@ class _Body(httpx2.SyncByteStream):
     next waits out the rest of `pace`, then takes everything that came meanwhile in one go
     (one `recv`, no `poll` first: it is there); a stream slower than that (one event per wait)
     is read as it comes, with no pause. The first bytes are never held back, nor the last ones
-    once the model said it finished (`FINISHING`).
+    once the model said it finished (`stream_signs.FINISHING`).
 
     The connection is released by the thread reading it: another thread's `close` only shuts
     the socket down (closing a descriptor under a blocked read could hand the reader a reused
@@ -373,19 +364,6 @@ class BodyFraming:
                 "peer closed connection without sending complete message body: "
                 f"{self.left} bytes missing"
             )
-
-
-def finishing(body: bytes) -> bool:
-    """`FINISHING` found in `body`; the usual block (each `"finish_reason":null`, no `[DONE]`)
-    told apart in C first (the pattern tries a match at every quote of a block's JSON)."""
-    if b"[DONE]" not in body and body.count(b'"finish_reason"') == body.count(_NOT_FINISHED):
-        return False
-    return FINISHING.search(body) is not None
-
-
-def composes_a_call(body: bytes) -> bool:
-    """A chunk in `body` carries a fragment of a tool call (not an empty `tool_calls`)."""
-    return b'"tool_calls"' in body and TOOL_CALL.search(body) is not None
 
 
 def _waiter(sock: socket.socket) -> Callable[[float | None], bool]:

@@ -23,8 +23,8 @@ PortFactory = Callable[[EventSink], AgentPort]
 #: model's machine (issue 16): a wake-up finds the CPU's caches cold and costs far more than the
 #: few chunks it reads (~0.3 ms of CPU a read in the window at 50 tokens/s, where a chunk costs
 #: ~3 us once read), so the window reads as seldom as it draws. The first bytes, and the end
-#: once the model says it finished (lean_transport.FINISHING), are read as they come, and a
-#: tool call being composed every 0.1 s (lean_transport.TOOL_CALL_PACE: its end starts a tool).
+#: once the model says it finished (stream_signs.FINISHING), are read as they come, and a
+#: tool call being composed every 0.1 s (stream_signs.TOOL_CALL_PACE: its end starts a tool).
 #: `-p` and ACP keep the transport's own pace (50 ms): they show text as it is read.
 WINDOW_READ_PACE = 0.5
 

@@ -20,10 +20,10 @@ from mm_tui.agent.events import (
     SpinnerChanged,
     TextDelta,
 )
-from mm_tui.agent.lean_transport import FINISHING, finishing
 from mm_tui.agent.loop_detector import TEXT_PERIODS, TEXT_WINDOW, _repeated
 from mm_tui.agent.stream import StreamAssembler
 from mm_tui.agent.stream_bounds import SAME_CHUNK_LIMIT
+from mm_tui.agent.stream_signs import FINISHING, finishing
 from mm_tui.agent.turn_signals import TurnSignals
 
 

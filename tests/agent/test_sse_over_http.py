@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from mm_tui.agent.lean_transport import composes_a_call
 from mm_tui.agent.model_client import ModelClient, ModelFault, sse_chunks
+from mm_tui.agent.stream_signs import composes_a_call
 from mm_tui.agent.turn_signals import CancelFlag
 
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
