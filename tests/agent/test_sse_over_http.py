@@ -150,6 +150,21 @@ def test_a_fault_met_inside_a_read_comes_after_the_chunks_before_it(last: bytes)
     assert ("malformed chunk" in seen[2]) == (b"error" not in last)
 
 
+def read_slowly(writes: list[bytes]) -> tuple[list[Any], float]:
+    """The chunks a client reading every 5 s (a long pace) gets from `writes` sent 0.4 s apart,
+    the first 0.3 s after the headers, and the seconds it took."""
+    server = RawServer(head(b"text/event-stream"), writes, gap=0.4, first_gap=0.3)
+    client = ModelClient(server.base_url, "x", timeout=30)
+    client.read_pace = 5.0
+    seen: list[Any] = []
+    started = time.monotonic()
+    try:
+        client.stream(REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks)))
+    finally:
+        server.close()
+    return seen, time.monotonic() - started
+
+
 @pytest.mark.parametrize("finish", [b'"finish_reason": "stop"', b'"finish_reason":"tool_calls"'])
 def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish: bytes) -> None:
     """A client reading every 5 s (a long pace) still sees the end when it comes: after the
@@ -160,17 +175,9 @@ def test_once_the_model_says_it_finished_the_rest_is_read_without_a_pause(finish
     one = b"data: " + json.dumps(ONE).encode() + b"\n\n"
     two = b'data: {"choices": [{"delta": {"content": "w"}, ' + finish + b"}]}\n\n"
     writes = [one + two, b"data: [DONE]\n\n"]
-    server = RawServer(head(b"text/event-stream"), writes, gap=0.4, first_gap=0.3)
-    client = ModelClient(server.base_url, "x", timeout=30)
-    client.read_pace = 5.0
-    seen: list[Any] = []
-    started = time.monotonic()
-    try:
-        client.stream(REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks)))
-    finally:
-        server.close()
+    seen, took = read_slowly(writes)
     assert len(seen) == 2 and seen[0] == ONE
-    assert time.monotonic() - started < 3.0  # [DONE] came at 0.7 s; a pause would end at 5.3 s
+    assert took < 3.0  # [DONE] came at 0.7 s; a pause would end at 5.3 s
 
 
 def test_once_the_model_composes_a_tool_call_the_stream_is_read_at_the_tool_call_pace() -> None:
@@ -184,15 +191,7 @@ def test_once_the_model_composes_a_tool_call_the_stream_is_read_at_the_tool_call
     )
     writes = [fragment % b"{", fragment % b'\\"a\\"', fragment % b"}", b"data: [DONE]\n\n"]
     assert not composes_a_call(text) and composes_a_call(fragment % b"{")
-    server = RawServer(head(b"text/event-stream"), writes, gap=0.4, first_gap=0.3)
-    client = ModelClient(server.base_url, "x", timeout=30)
-    client.read_pace = 5.0
-    seen: list[Any] = []
-    started = time.monotonic()
-    try:
-        client.stream(REQUEST, CancelFlag(), lambda chunks: bool(seen.extend(chunks)))
-    finally:
-        server.close()
+    seen, took = read_slowly(writes)
     assert [chunk["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
             for chunk in seen] == ["{", '"a"', "}"]  # fmt: skip
-    assert time.monotonic() - started < 4.0  # [DONE] came at 1.5 s; a pause would end past 5 s
+    assert took < 4.0  # [DONE] came at 1.5 s; a pause would end past 5 s
