@@ -5,7 +5,8 @@ each block is cut into lines in one call, and each event's JSON is decoded by ms
 bytes in one C call. What msgspec refuses (invalid UTF-8, NaN, a lone surrogate, a number out
 of range, another encoding than UTF-8) is read by the `json` module as before, so every body
 gives the chunks and the errors it gave before. A block's chunks come as one list, so that
-their work runs in one loop (`ModelClient.stream`). msgspec is imported with the model client (`ModelClient.client`), not at start.
+their work runs in one loop (`ModelClient.stream`). msgspec is imported with the model client
+(`ModelClient.client`), not at start.
 """
 
 from __future__ import annotations

@@ -248,8 +248,9 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         (its styles cache, by row) move with them, so only the rows that come are drawn, and
         those whose text changed (`stale`, rows before the move)."""
         cache = self._styles_cache
-        stale |= cache._dirty_lines  # pyright: ignore[reportPrivateUsage]
-        kept = {y: strip for y, strip in cache._cache.items() if y not in stale}  # pyright: ignore[reportPrivateUsage]
+        drawn: dict[int, Strip] = cache._cache  # pyright: ignore[reportPrivateUsage]
+        dirty: set[int] = cache._dirty_lines  # pyright: ignore[reportPrivateUsage]
+        kept = {y: strip for y, strip in drawn.items() if y not in stale and y not in dirty}
         self.refresh()  # every row on screen (the terminal has no scroll region)
         rows = self.size.height
         moved = {y - shift: strip for y, strip in kept.items() if 0 <= y - shift < rows}
