@@ -269,7 +269,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         return Palette.of(
             app.get_css_variables(),
             self.background_colors[1],
-            ansi=bool(app.ansi_color),
+            ansi=app.native_ansi_color,
             dark=app.current_theme.dark,
         )
 

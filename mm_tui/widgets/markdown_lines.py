@@ -65,14 +65,18 @@ class Palette:
         headings = {level: heading(level) for level in range(1, 7)}
         fence_bg = background + (Color(0, 0, 0, 0.1) if dark else Color(255, 255, 255, 0.3))
         boost = background + color("boost")
-        border = color("text-primary").with_alpha(0.5) if dark else color("text-secondary")
         # MarkdownBlockQuote: `border-left: outer $text-primary 50%` over the quote's $boost
+        # ($text-secondary in light themes); an ANSI colour is drawn as itself (a terminal's
+        # palette entry does not blend).
+        border = color("text-primary" if dark else "text-secondary")
+        if border.ansi is None:
+            border = background + (border.with_alpha(0.5) if dark else border)
         return cls(
             headings=headings,
             fence=Style(background=None if ansi else fence_bg),
             fence_text=Style(foreground=Color(210, 210, 210)),
             quote=Style(background=boost),
-            quote_border=Style(foreground=background + border, background=boost),
+            quote_border=Style(foreground=border, background=boost),
             rule=Style(foreground=color("secondary")),
             ansi=ansi,
             dark=dark,
@@ -203,7 +207,10 @@ class LineRenderer:
             simple = b - a == 4 and tokens[a + 1].type == "paragraph_open"
             room = width - len(symbol) - (1 if simple else 0)
             body = flatten(self.blocks(tokens, a + 1, b, room, inner)) or [Content("")]
-            bullet = Content.styled(symbol, "$text-primary")
+            # compact_lists.py's bullet is $text-primary; Textual's MarkdownBullet is
+            # $text-secondary in light themes.
+            colour = "$text-primary" if simple or self.palette.dark else "$text-secondary"
+            bullet = Content.styled(symbol, colour)
             lines.append(bullet + body[0])
             lines.extend(Content(" " * len(symbol)) + line for line in body[1:])
         return Drawn(lines, 0, 0 if where.in_list else 1)
