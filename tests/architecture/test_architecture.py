@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mm_tui"
 MAX_MODULE_LINES = 400
@@ -175,3 +176,19 @@ def test_the_swallow_check_tells_a_log_from_silence() -> None:
     assert swallowed_without_a_log(logged) == []
     assert swallowed_without_a_log(reraised) == []
     assert swallowed_without_a_log(narrow) == []
+
+
+def test_no_symbolic_link_is_tracked() -> None:
+    """A worktree's `.venv` link to the shared venv was once committed (`.gitignore` said
+    `.venv/`, which matches a directory only): a clone then held a dangling `.venv`, and
+    merging it replaced the real venv. No file of the project is a link."""
+    root = PACKAGE.parent
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "ls-files", "-s"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert listed
+    assert [line.split("\t")[-1] for line in listed if line.startswith("120000 ")] == []
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", ".venv"], cwd=root)
+    assert ignored.returncode == 0  # a link named .venv (not only a directory) is ignored
