@@ -101,7 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_model_flags(parser)
     parser.add_argument(
-        "-p", "--print", metavar="PROMPT", dest="prompt", help="run one turn headless and print it"
+        "-p",
+        "--print",
+        metavar="PROMPT",
+        dest="prompt",
+        help=(
+            "run one turn headless and print it; text piped in comes before PROMPT, "
+            "and PROMPT '-' reads the whole prompt from standard input"
+        ),
     )
     parser.add_argument(
         "--output-format",
@@ -215,11 +222,23 @@ def _run_face(args: argparse.Namespace, typed: str = "") -> int:
         return EXIT_CONFIG_ERROR
     if args.prompt is not None:
         from mm_tui.headless import run_headless
+        from mm_tui.support.piped_input import PipedInputError, prompt_with_stdin
 
+        try:
+            piped = prompt_with_stdin(args.prompt, getattr(sys.stdin, "buffer", None), sys.stderr)
+        except PipedInputError as exc:
+            print(f"mm-tui: {exc}", file=sys.stderr)
+            return EXIT_CONFIG_ERROR
+        if piped.undecodable:
+            print(
+                f"mm-tui: standard input is not all UTF-8: {piped.undecodable} place(s) "
+                "sent as \ufffd",
+                file=sys.stderr,
+            )
         return run_headless(
             config,
             cwd,
-            args.prompt,
+            piped.text,
             resume=args.resume,
             continue_last=args.continue_last,
             output_format=args.output_format or "text",

@@ -11,14 +11,25 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Literal, Protocol, TextIO, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO, get_args
 
 from mm_tui.agent.config import Config
-from mm_tui.agent.events import Event, TurnEnded
+from mm_tui.agent.events import Event, Notice, PermissionAnswer, PermissionRequest, TurnEnded
 from mm_tui.faces.exit_codes import EXIT_ABORTED, exit_status
+
+if TYPE_CHECKING:
+    from mm_tui.agent.agent import Agent
 
 OutputFormat = Literal["text", "seed", "rows", "json", "stream-json"]
 OUTPUT_FORMATS: tuple[str, ...] = get_args(OutputFormat)
+
+
+#: Told once per tool whose question nobody could answer, so the person knows what lets it run.
+NOBODY_TO_ASK = (
+    "{tool} needs permission and nobody can answer in -p, so it was rejected: run with --yolo, "
+    "set `permissions: allow`, or allow it in ~/.config/mm/config.yaml with a rule such as "
+    "`{rule}` under permissions.allow"
+)
 
 
 class HeadlessFace(Protocol):
@@ -27,6 +38,30 @@ class HeadlessFace(Protocol):
     def __call__(self, event: Event) -> None: ...
 
     def finish(self, ended: TurnEnded, status: int) -> None: ...
+
+
+class NobodyToAsk:
+    """Answers every permission question of `-p` with a rejection (nobody is there to press a
+    key) after the face has seen it, and tells the person once per tool what would let it run:
+    without that hint a rejected command looks like the model's failure."""
+
+    def __init__(self, face: HeadlessFace) -> None:
+        self.face = face
+        self._told: set[str] = set()
+
+    def __call__(self, event: Event) -> None:
+        self.face(event)
+        if not isinstance(event, PermissionRequest):
+            return
+        if event.name not in self._told:
+            self._told.add(event.name)
+            rule = event.grant or f"{event.name}(…)"
+            self.face(Notice("warning", NOBODY_TO_ASK.format(tool=event.name, rule=rule)))
+        if not event.future.done():
+            event.future.set_result(PermissionAnswer.REJECT)
+
+    def finish(self, ended: TurnEnded, status: int) -> None:
+        self.face.finish(ended, status)
 
 
 def make_face(
@@ -70,8 +105,9 @@ def run_headless(
     """Run one turn; the exit status says how it ended (mm_tui/faces/exit_codes.py)."""
     from mm_tui.agent.agent import Agent
 
-    face = make_face(output_format, config, sys.stdout, sys.stderr)
+    face = NobodyToAsk(make_face(output_format, config, sys.stdout, sys.stderr))
     agent = Agent(config, face, cwd, resume=resume, continue_last=continue_last)
+    _begin(face.face, agent)
     for notice in agent.startup_notices:
         face(notice)
     result: list[TurnEnded] = []
@@ -96,6 +132,22 @@ def run_headless(
     finally:
         agent.close()
     ended = result[0] if result else TurnEnded("interrupted")
+    _begin(face.face, agent, ended=True)
     status = exit_status(ended)
     face.finish(ended, status)
     return status
+
+
+def _begin(face: HeadlessFace, agent: Agent, *, ended: bool = False) -> None:
+    """Tell a face that wants them the session's id, model and tools (the JSON faces: a
+    script resumes the run with `--resume ID`); at the end again, the model then resolved."""
+    begin = getattr(face, "begin", None)
+    if begin is None:
+        return
+    begin(
+        session_id=agent.session_id(),
+        model=agent.model or None,
+        tools=agent.registry.names(),
+        cwd=str(agent.cwd),
+        ended=ended,
+    )

@@ -1,8 +1,11 @@
 """Machine-readable headless output: `--output-format json` and `--output-format stream-json`.
 
-`json` prints one object when the turn is over (the answer, every call, the counters, the usage,
-the errors, the exit status); `stream-json` prints one object per event as it happens, then
-that same object as its last line (`"type": "result"`). Lines are pure JSON with no raw control
+`json` prints one object when the turn is over (the session id and model, the answer, every
+call, the counters, the usage, the errors, the exit status); `stream-json` prints a
+`session_started` object first (session id, model, tools), then one object per event as it
+happens, each with its `time`, then that same result object as its last line
+(`"type": "result"`). A permission question is rejected because nobody is there to answer:
+that rejection says so (`"rejected_by": "nobody_to_ask"`), never passing for a person's. Lines are pure JSON with no raw control
 character: C0 is escaped by the encoder, DEL, C1 and bidi controls here, so a terminal shows
 them literally.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, TextIO
 
@@ -24,9 +28,13 @@ from mm_tui.agent.events import (
     ToolFinished,
     ToolKind,
     ToolStarted,
+    ToolStatus,
     TurnEnded,
     TurnSummary,
 )
+
+#: Who rejected a call in `-p`: mm-tui, since nobody is there to answer the question.
+NOBODY_TO_ASK = "nobody_to_ask"
 
 _UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # and bidi (issue 11)
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -48,6 +56,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def now_iso() -> str:
+    """The time of a line: ISO 8601 in UTC, to the millisecond."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def event_record(event: Event) -> dict[str, Any]:
     """`{"type": "tool_finished", "call_id": …}`: the event's fields, snake_case type first."""
     record: dict[str, Any] = {"type": _CAMEL.sub("_", type(event).__name__).lower()}
@@ -66,13 +79,23 @@ class TurnReport:
         self._started: dict[str, dict[str, Any]] = {}
         self.notices: list[dict[str, str]] = []
         self.summary: TurnSummary | None = None
+        self.session: dict[str, Any] = {}
+        self.denied: dict[str, dict[str, Any]] = {}
 
     def record(self, event: Event) -> None:
         if isinstance(event, AssistantMessageDone):
             self.answer = event.text  # the last message's text is the answer
         elif isinstance(event, ToolStarted):
             self._started[event.call_id] = dict(event.arguments)
+        elif isinstance(event, PermissionRequest):
+            self.denied[event.call_id] = {
+                "call_id": event.call_id,
+                "tool": event.name,
+                "detail": event.detail,
+                "rejected_by": NOBODY_TO_ASK,
+            }
         elif isinstance(event, ToolFinished):
+            denied = event.status is ToolStatus.REJECTED and event.call_id in self.denied
             self.calls.append(
                 {
                     "id": event.call_id,
@@ -83,6 +106,7 @@ class TurnReport:
                     "duration": round(event.duration, 3),
                     "output": event.output,
                     "diff": event.diff,
+                    **({"rejected_by": NOBODY_TO_ASK} if denied else {}),
                 }
             )
         elif isinstance(event, Notice):
@@ -97,6 +121,8 @@ class TurnReport:
             errors.append(ended.error)
         return {
             "type": "result",
+            **self.session,
+            "time": now_iso(),
             "exit_status": status,
             "reason": ended.reason,
             "answer": self.answer,
@@ -109,6 +135,7 @@ class TurnReport:
             },
             "errors": errors,
             "notices": self.notices,
+            "permission_denials": list(self.denied.values()),
         }
 
 
@@ -120,15 +147,35 @@ class JsonOutput:
         self.stream = stream
         self.report = TurnReport()
 
+    def begin(
+        self,
+        *,
+        session_id: str,
+        model: str | None,
+        tools: list[str],
+        cwd: str,
+        ended: bool = False,
+    ) -> None:
+        """The session's identity: the first line of `stream-json`, and keys of the result
+        (at the end again: the model is known once the server named it)."""
+        self.report.session = {"session_id": session_id, "model": model}
+        if not ended and self.stream:
+            self._print(
+                {"type": "session_started", **self.report.session, "tools": tools, "cwd": cwd}
+            )
+
     def __call__(self, event: Event) -> None:
-        if isinstance(event, PermissionRequest):
-            event.future.set_result(PermissionAnswer.REJECT)  # nobody to ask in -p
         self.report.record(event)
         if self.stream:
-            self._print(event_record(event))
+            record = event_record(event)
+            if isinstance(event, PermissionRequest):
+                record["rejected_by"] = NOBODY_TO_ASK  # answered by mm-tui, not by a person
+            self._print(record)
 
     def finish(self, ended: TurnEnded, status: int) -> None:
         self._print(self.report.result(ended, status))
 
     def _print(self, payload: dict[str, Any]) -> None:
+        if "time" not in payload:
+            payload = {**payload, "time": now_iso()}
         print(json_line(payload), file=self.out, flush=True)

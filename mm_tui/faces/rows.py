@@ -10,8 +10,6 @@ from mm_tui.agent.events import (
     STATUS_GLYPHS,
     Event,
     Notice,
-    PermissionAnswer,
-    PermissionRequest,
     TextDelta,
     ToolFinished,
     ToolStatus,
@@ -37,8 +35,6 @@ class RowPrinter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, TextDelta):
             self.writer.stream(event.text)
-        elif isinstance(event, PermissionRequest):
-            event.future.set_result(PermissionAnswer.REJECT)
         elif isinstance(event, ToolFinished):
             self.writer.line(row_line(event))
         elif isinstance(event, Notice):

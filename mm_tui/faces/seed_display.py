@@ -8,13 +8,13 @@ content is not shown. The answer streams as it comes; the summary line ends the 
 
 from __future__ import annotations
 
+import re
 from typing import assert_never
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Event,
     Notice,
-    PermissionAnswer,
     PermissionRequest,
     PermissionResolved,
     ReasoningDelta,
@@ -45,6 +45,10 @@ TOOL_ICONS = {
 }
 OTHER_TOOL_ICON = "🛠️  "
 NO_OUTPUT = "(no output)"
+#: A line a tool adds after the output to say how it ended (bash's `[exit code: …]`, `[error:
+#: …]`, `[note: …]`, `[output truncated: …]`, `[binary output: …]`).
+_CLOSING_LINE = re.compile(r"\[(?:exit code|error|note|output truncated|binary output): .*\]\Z")
+MAX_CLOSING_LINES = 3
 INDENT = "  "
 NOTICE_STYLES: dict[str, Style] = {"error": "red", "warning": "yellow", "loop": "magenta"}
 
@@ -64,14 +68,23 @@ def call_header(event: ToolStarted) -> str:
 
 
 def preview(output: str, limit: int) -> list[str]:
-    """At most `limit` lines of `output`, then how many were left out; `(no output)` if empty."""
+    """At most `limit` lines of `output` and how many were left out; `(no output)` if empty.
+
+    The tool's own closing lines (`[exit code: exit status 2]`, `[error: 30s timeout
+    exceeded]`, `[output truncated: …]`) are always shown, after the lines left out: a failure
+    must never hide in "… N more lines"."""
     if not output.strip():
         return [NO_OUTPUT]
     lines = output.rstrip("\n").split("\n")
     if len(lines) <= limit:
         return lines
+    closing = 0
+    while closing < min(MAX_CLOSING_LINES, limit) and _CLOSING_LINE.match(lines[-1 - closing]):
+        closing += 1
+    head = limit - closing
     hidden = len(lines) - limit
-    return [*lines[:limit], f"… {hidden} more line{'s' if hidden != 1 else ''}"]
+    tail = lines[len(lines) - closing :] if closing else []
+    return [*lines[:head], f"… {hidden} more line{'s' if hidden != 1 else ''}", *tail]
 
 
 class SeedDisplay:
@@ -90,8 +103,6 @@ class SeedDisplay:
             case ToolStarted():
                 self._names[event.call_id] = event.title.partition(" ")[0]
                 self.writer.line(call_header(event), "bold")
-            case PermissionRequest(future=future):
-                future.set_result(PermissionAnswer.REJECT)
             case ToolFinished():
                 self._show_output(event)
             case Notice(level=level, text=text):
@@ -105,6 +116,7 @@ class SeedDisplay:
                 | SpinnerChanged()
                 | ReasoningDelta()
                 | AssistantMessageDone()
+                | PermissionRequest()  # answered by headless.NobodyToAsk
                 | PermissionResolved()
                 | ToolRunning()  # its header was said before: "avant exécution" (the seed)
                 | ToolOutputDelta()

@@ -30,6 +30,7 @@ def mm(
         [sys.executable, "-m", "mm_tui.cli", *args],
         cwd=cwd,
         env=env or clean_env(cwd),
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=timeout,

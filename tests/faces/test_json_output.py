@@ -92,7 +92,8 @@ def test_stream_json_is_one_event_a_line_as_it_happens_then_the_result(
     assert literal(result.stdout) == result.stdout
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [event["type"] for event in events]
-    assert types[0] == "turn_started" and events[0]["text"] == "go"
+    assert types[0] == "session_started" and types[1] == "turn_started"
+    assert events[1]["text"] == "go"
     assert types[-1] == "result" and events[-1]["answer"] == ANSWER_WITH_ESCAPES
     assert types[-2] == "turn_ended" and types[-3] == "turn_summary"
     started = types.index("tool_started")
@@ -103,7 +104,7 @@ def test_stream_json_is_one_event_a_line_as_it_happens_then_the_result(
     running = types.index("tool_running")  # the call runs (yolo: no question first)
     assert started < running < types.index("tool_finished")
     assert events[running] == {"type": "tool_running", "call_id": events[started]["call_id"],
-                               "name": "bash"}  # fmt: skip
+                               "name": "bash", "time": events[running]["time"]}  # fmt: skip
     deltas = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert deltas == ANSWER_WITH_ESCAPES and types.count("text_delta") > 1
 

@@ -168,6 +168,7 @@ def test_the_api_key_is_written_in_no_file(tmp_path: Path, model_server: Scripte
         ],
         cwd=project,
         env=env,
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=60,

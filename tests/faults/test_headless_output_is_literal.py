@@ -32,6 +32,7 @@ def test_headless_stdout_and_stderr_carry_no_escape_or_control_character(
         + ["--base-url", model_server.base_url, "--model", "m\x1b[31m"],
         cwd=tmp_path,
         env=env,
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=60,

@@ -30,6 +30,7 @@ def mm(*args: str, cwd: Path, **kwargs):
         [sys.executable, "-m", "mm_tui.cli", *args],
         cwd=cwd,
         env=environment(cwd),
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=60,
@@ -75,6 +76,7 @@ def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
         ],
         cwd=tmp_path,
         env=environment(tmp_path),
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,

@@ -133,6 +133,7 @@ def mm(*args: str, cwd: Path, user: str | None = None, nproc: int | None = None)
         [*prefix, sys.executable, "-m", "mm_tui.cli", *args],
         cwd=cwd,
         env=env,
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=90,

@@ -222,6 +222,7 @@ def test_headless_stdout_and_stderr_carry_nothing_hostile_from_the_server_or_the
         + ["--base-url", model_server.base_url],
         cwd=tmp_path,
         env=env,
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=60,
