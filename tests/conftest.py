@@ -10,6 +10,18 @@ from mm_tui.scripted_server import ScriptedServer
 from tests.tmux_session import tmux_server
 
 
+#: Variables of the terminal the suite happens to run in that change what mm-tui writes
+#: (tmux's passthrough, screen's, colour): a test that wants one sets it itself.
+TERMINAL_VARIABLES = ("TMUX", "TMUX_PANE", "STY", "NO_COLOR", "FORCE_COLOR", "TERM_PROGRAM")
+
+
+@pytest.fixture(autouse=True)
+def _not_the_runners_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test sees the same terminal, whether pytest runs in tmux, screen or a pipe."""
+    for name in TERMINAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def model_server() -> Iterator[ScriptedServer]:
     """A ScriptedServer speaking the openai dialect, stopped after the test."""
