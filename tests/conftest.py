@@ -9,7 +9,6 @@ import pytest
 from mm_tui.scripted_server import ScriptedServer
 from tests.tmux_session import tmux_server
 
-
 #: Variables of the terminal the suite happens to run in that change what mm-tui writes
 #: (tmux's passthrough, screen's, colour): a test that wants one sets it itself.
 TERMINAL_VARIABLES = ("TMUX", "TMUX_PANE", "STY", "NO_COLOR", "FORCE_COLOR", "TERM_PROGRAM")
