@@ -81,6 +81,10 @@ def split_turns(
     return lead, turns
 
 
+#: Messages a summary must replace for compaction to shorten the conversation at all.
+MIN_MIDDLE = 2
+
+
 def plan_compaction(messages: list[dict[str, Any]], keep_last: int = 2) -> CompactionPlan | None:
     """The plan keeping `keep_last` turns (fewer if need be), or None when nothing can go."""
     lead, turns = split_turns(messages)
@@ -90,7 +94,7 @@ def plan_compaction(messages: list[dict[str, Any]], keep_last: int = 2) -> Compa
         first, *rest = turns
         middle_turns = rest[: len(rest) - keep] if keep else rest
         middle = first[1:] + [m for turn in middle_turns for m in turn]
-        if not middle:
+        if len(middle) < MIN_MIDDLE:  # one message for one note shortens nothing
             continue
         tail = [m for turn in rest[len(rest) - keep :] for m in turn]
         return CompactionPlan(head=[*lead, first[0]], middle=middle, tail=tail)

@@ -279,6 +279,18 @@ def test_a_plan_never_splits_a_call_from_its_result() -> None:
     assert plan_compaction(messages[:5]) is None  # one turn: nothing to compact
 
 
+def test_a_short_conversation_is_not_compacted_into_as_many_messages() -> None:
+    """Two plain turns: the only message a summary could replace is the first answer, and one
+    note for one message shortens nothing ("5 → 5 messages" before)."""
+    messages = [{"role": "system", "content": "s"}]
+    for i in range(2):
+        messages += [{"role": "user", "content": f"u{i}"}, {"role": "assistant", "content": "a"}]
+    assert plan_compaction(messages) is None
+    messages += [{"role": "user", "content": "u2"}, {"role": "assistant", "content": "a"}]
+    plan = plan_compaction(messages)
+    assert plan is not None and len(plan.with_summary("s")) < len(messages)
+
+
 def test_model_listing_and_switching(
     make_agent: AgentFactory, model_server: ScriptedServer
 ) -> None:
