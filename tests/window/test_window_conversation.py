@@ -247,13 +247,17 @@ async def test_new_starts_afresh(model_server: Any, live_app: Any) -> None:
 
 
 async def test_compact_summarises_the_history_like_a_turn(model_server: Any, live_app: Any) -> None:
-    model_server.enqueue(Reply(text="Hi."), Reply(text="Fine."), Reply(text="We said hello."))
+    model_server.enqueue(
+        Reply(text="Hi."), Reply(text="Fine."), Reply(text="Sunny."), Reply(text="We said hello.")
+    )
     app = live_app()
     async with app.run_test() as pilot:
         await send(pilot, "Hello")
         await wait_for(pilot, turn_over(app), "the first turn ends")
         await send(pilot, "How are you?")
         await wait_for(pilot, turn_over(app, 2), "the second turn ends")
+        await send(pilot, "And the weather?")
+        await wait_for(pilot, turn_over(app, 3), "the third turn ends")
         await send(pilot, "/compact")
         await wait_for(
             pilot, lambda: any(t.startswith("compacted") for t in notices(app)), "compacted"
