@@ -141,3 +141,22 @@ def changes_after(diff: str, root: Path) -> list[FileChange]:
         if old is not None or patch.created:
             changes.append(FileChange(path, old, new))
     return changes
+
+
+#: Between two hunks of a change rebuilt from its diff alone: the lines the diff left out.
+HUNK_GAP = "⋮\n"
+
+
+def changes_in_diff(diff: str, root: Path) -> list[FileChange]:
+    """What a past edit changed, from its diff alone (a replayed session: the files on disk
+    are today's): each file's hunks, their old side and their new side, a gap between two."""
+    changes: list[FileChange] = []
+    for patch in parse_unified(diff):
+        old_parts: list[str] = []
+        new_parts: list[str] = []
+        for hunk in patch.hunks:
+            old_parts.append("".join(text for sign, text in hunk.lines if sign in (" ", "-")))
+            new_parts.append("".join(text for sign, text in hunk.lines if sign in (" ", "+")))
+        old = None if patch.created else HUNK_GAP.join(old_parts)
+        changes.append(FileChange((root / patch.path).resolve(), old, HUNK_GAP.join(new_parts)))
+    return changes

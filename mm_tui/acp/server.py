@@ -44,7 +44,7 @@ from mm_tui import __version__
 from mm_tui.acp.session import AcpSession, SessionBridge
 from mm_tui.acp.updates import EventTranslator
 from mm_tui.agent.config import Config, ConfigError
-from mm_tui.agent.events import TurnEnded
+from mm_tui.agent.events import Notice, TurnEnded
 from mm_tui.agent.session import SessionStore
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ class MmAcpAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session = await self._open(cwd)
+        _say_mcp_unsupported(session, mcp_servers)
         return NewSessionResponse(session_id=session.session_id)
 
     async def load_session(
@@ -110,6 +111,7 @@ class MmAcpAgent:
         if old is not None:
             await old.close()
         session = await self._open(cwd, resume=session_id)
+        _say_mcp_unsupported(session, mcp_servers)
         await _replay(path, session.bridge)
         return LoadSessionResponse()
 
@@ -154,6 +156,21 @@ class MmAcpAgent:
         return session
 
 
+MCP_UNSUPPORTED = (
+    "mm-tui does not use MCP servers: the {count} given by the editor ({names}) are not "
+    "started, and their tools are not offered to the model"
+)
+
+
+def _say_mcp_unsupported(session: AcpSession, servers: list[Any] | None) -> None:
+    """MCP servers the client passed are not silently dropped: said before the first turn."""
+    if not servers:
+        return
+    names = ", ".join(str(getattr(server, "name", "") or "?") for server in servers)
+    text = MCP_UNSUPPORTED.format(count=len(servers), names=names)
+    session.agent.startup_notices.append(Notice("warning", text))
+
+
 def prompt_text(blocks: list[PromptBlock], cwd: Path) -> str:
     """The user's message: text as typed, a linked file as `@path`, an attached file's text
     in a fence under its path. Images and audio are not for mm-tui's models."""
@@ -186,13 +203,13 @@ def _shown_path(uri: str, cwd: Path) -> str:
 async def _replay(path: Path, bridge: SessionBridge) -> None:
     """The saved conversation, as the window's replay reads it, sent as updates."""
     from mm_tui.agent.session import read_session_document
-    from mm_tui.replay import Pace, session_events
+    from mm_tui.replay import conversation_events
 
     translator = EventTranslator(bridge.translator.cwd, bridge.translator.skills_dir, True)
     session = await asyncio.to_thread(read_session_document, path)
     live, bridge.translator = bridge.translator, translator
     try:
-        for _, event in session_events(session, Pace(speed=0)):
+        for event in conversation_events(session):  # the conversation, not the window's end line
             bridge.sink(event)
         await bridge.flush()
     finally:

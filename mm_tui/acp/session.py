@@ -11,14 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
+from typing import Any
 
 from acp import RequestError
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, PermissionOption
+from acp.meta import CLIENT_METHODS
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    FileEditToolCallContent,
+    PermissionOption,
+    SessionNotification,
+    ToolCallProgress,
+    ToolCallStart,
+)
+from acp.utils import serialize_params
 
-from mm_tui.acp.updates import EventTranslator, Outgoing, PermissionAsk
+from mm_tui.acp.updates import EventTranslator, Outgoing, PermissionAsk, SessionUpdate
 from mm_tui.agent.events import (
     Event,
     PermissionAnswer,
@@ -63,6 +75,9 @@ class SessionBridge:
         self._queue: asyncio.Queue[Outgoing | _Flush] = asyncio.Queue()
         self._asks: set[asyncio.Task[None]] = set()
         self._pump = self._loop.create_task(self._send_in_order())
+        #: What the client's "cancelled" answer to a question does: end the turn (set by
+        #: the session), so the call ends interrupted, not rejected.
+        self.cancel_turn: Callable[[], None] = lambda: None
 
     def sink(self, event: Event) -> None:
         """The core's sink (any thread): translate now, send in order on the loop."""
@@ -98,9 +113,22 @@ class SessionBridge:
                 task.add_done_callback(self._asks.discard)
             else:
                 try:
-                    await self.client.session_update(session_id=self.session_id, update=item)
+                    await self._update(item)
                 except Exception:
                     log.debug("session/update not delivered", exc_info=True)
+
+    async def _update(self, item: SessionUpdate) -> None:
+        """One session/update. A new file's diff says `"oldText": null`: the SDK drops every
+        None, and a client (Toad) then draws no diff at all."""
+        if not _new_file_diffs(item):
+            await self.client.session_update(session_id=self.session_id, update=item)
+            return
+        params = serialize_params(SessionNotification(session_id=self.session_id, update=item))
+        for content in params["update"].get("content") or []:
+            if content.get("type") == "diff" and "oldText" not in content:
+                content["oldText"] = None
+        connection: Any = getattr(self.client, "_conn")  # noqa: B009 - the SDK's JSON-RPC link
+        await connection.send_notification(CLIENT_METHODS["session_update"], params)
 
     async def _ask(self, ask: PermissionAsk) -> None:
         answer = PermissionAnswer.REJECT
@@ -111,9 +139,20 @@ class SessionBridge:
             outcome = response.outcome
             if isinstance(outcome, AllowedOutcome):
                 answer = ANSWERS.get(outcome.option_id, PermissionAnswer.REJECT)
+            elif isinstance(outcome, DeniedOutcome):  # the turn was cancelled, not the call
+                self.cancel_turn()
+                return
         except Exception:  # a client that cannot ask: nothing runs without a yes
             log.debug("session/request_permission failed; rejecting", exc_info=True)
         _answer(ask.future, answer)
+
+
+def _new_file_diffs(item: SessionUpdate) -> bool:
+    if not isinstance(item, ToolCallStart | ToolCallProgress):
+        return False
+    return any(
+        isinstance(c, FileEditToolCallContent) and c.old_text is None for c in item.content or []
+    )
 
 
 def _answer(future: Future[PermissionAnswer | PermissionReply], answer: PermissionAnswer) -> None:
@@ -137,6 +176,7 @@ class AcpSession:
         self.bridge = bridge
         self.session_id = session_id or agent.session_id()
         bridge.session_id = self.session_id
+        bridge.cancel_turn = agent.cancel
         self._running = False
         self._notices_said = False
 

@@ -30,7 +30,13 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from mm_tui.acp.file_changes import FileChange, changes_after, changes_before, read_text
+from mm_tui.acp.file_changes import (
+    FileChange,
+    changes_after,
+    changes_before,
+    changes_in_diff,
+    read_text,
+)
 from mm_tui.acp.tool_calls import (
     SINGLE_FILE_EDITS,
     ToolContent,
@@ -189,7 +195,12 @@ class EventTranslator:
         call = self._calls.pop(event.call_id, None) or _Call(event.name, {})
         content: list[ToolContent] = []
         if event.status is ToolStatus.DONE and event.diff:
-            content = diff_content(self._made_changes(call, event.diff))
+            made = (
+                changes_in_diff(event.diff, self.cwd)  # the files have moved on since
+                if self.replaying
+                else self._made_changes(call, event.diff)
+            )
+            content = diff_content(made)
         content += text_content(literal(event.output))
         return update_tool_call(event.call_id, status=tool_status(event.status), content=content)
 
