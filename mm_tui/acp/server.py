@@ -2,8 +2,10 @@
 session/cancel for any number of sessions, each with its own core Agent and working directory.
 
 A session's configuration is looked up from its `cwd` (the project's `.mm.yaml`), with the
-command line's flags on top. Turns end as ACP stop reasons; an error that ends a turn has
-already been said in the conversation as a `[error] …` line, so the turn still ends normally.
+command line's flags on top. Turns end as ACP stop reasons; a turn that ends in an error (the
+model server down, a refused key) answers the prompt with a JSON-RPC error carrying its line.
+mm-tui's own lines (warnings, loop verdicts) are notices, never the assistant's text; the
+turn's summary travels in the prompt answer's `_meta`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from mm_tui import __version__
 from mm_tui.acp.session import AcpSession, SessionBridge
 from mm_tui.acp.updates import EventTranslator
 from mm_tui.agent.config import Config, ConfigError
-from mm_tui.agent.events import Notice, TurnEnded
+from mm_tui.agent.events import Notice, ToolKind, TurnEnded, TurnSummary
 from mm_tui.agent.session import SessionStore
 
 log = logging.getLogger(__name__)
@@ -57,10 +59,13 @@ PromptBlock = (
     | ResourceContentBlock
     | EmbeddedResourceContentBlock
 )
+#: The JSON-RPC error of a prompt whose turn failed (the model server down, a bad key): an
+#: internal error, its message the one line the window shows.
+TURN_FAILED = -32603
 STOP_REASONS: dict[str, StopReason] = {
     "answered": "end_turn",
-    "error": "end_turn",  # said in the conversation as `[error] …`
-    "loop": "end_turn",  # said in the conversation as `[loop] …`
+    "error": "end_turn",  # answered as a JSON-RPC error instead
+    "loop": "end_turn",  # the verdict was said as a notice
     "max_turns": "max_turn_requests",
     "interrupted": "cancelled",
 }
@@ -120,7 +125,11 @@ class MmAcpAgent:
     ) -> PromptResponse:
         session = self._session(session_id)
         ended: TurnEnded = await session.prompt(prompt_text(prompt, session.bridge.translator.cwd))
-        return PromptResponse(stop_reason=STOP_REASONS[ended.reason])
+        summary, failure = session.bridge.translator.take_turn_end()
+        if failure is not None:  # the history stays valid: the next prompt goes on from it
+            raise RequestError(TURN_FAILED, failure, {"details": failure, "reason": ended.reason})
+        meta = {"mm-tui": {"summary": _summary(summary)}} if summary is not None else None
+        return PromptResponse(stop_reason=STOP_REASONS[ended.reason], field_meta=meta)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
@@ -154,6 +163,17 @@ class MmAcpAgent:
         session = AcpSession(agent, bridge, resume or "")
         self.sessions[session.session_id] = session
         return session
+
+
+def _summary(summary: TurnSummary) -> dict[str, Any]:
+    """The turn's counters as data, and the window's line for a client that shows text."""
+    return {
+        "line": summary.line(),
+        "counters": {kind.value: summary.count(kind) for kind in ToolKind},
+        "duration": round(summary.duration, 3),
+        "promptTokens": summary.prompt_tokens,
+        "completionTokens": summary.completion_tokens,
+    }
 
 
 MCP_UNSUPPORTED = (

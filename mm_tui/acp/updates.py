@@ -111,6 +111,34 @@ class EventTranslator:
     _calls: dict[str, _Call] = field(default_factory=dict)
     _answer: LiteralStream = field(default_factory=LiteralStream)
     _thought: LiteralStream = field(default_factory=LiteralStream)
+    #: The last turn's summary and, when it ended in an error, that error's line: the prompt's
+    #: answer says them (its `_meta`, its JSON-RPC error), not the assistant's text.
+    summary: TurnSummary | None = None
+    failure: str | None = None
+    _errors: list[str] = field(default_factory=list)
+    _notices: int = 0
+
+    def take_turn_end(self) -> tuple[TurnSummary | None, str | None]:
+        """The summary and failure of the turn just ended, forgotten once taken."""
+        taken = (self.summary, self.failure)
+        self.summary = self.failure = None
+        return taken
+
+    def _notice(self, level: str, text: str) -> ToolCallStart:
+        """mm-tui's own line (a warning, a loop verdict, a fault): not the model's words, so
+        not an agent message. ACP has no notice update; a finished tool call of kind `other`
+        titled with the line is shown apart by Zed and Toad, and `_meta` says what it is."""
+        self._notices += 1
+        shown = literal(text)
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=f"mm-notice-{self._notices}",
+            title=f"{level}: {shown.splitlines()[0] if shown else level}",
+            kind="other",
+            status="failed" if level in ("error", "loop") else "completed",
+            content=text_content(shown),
+            field_meta={"mm-tui": {"notice": level}},
+        )
 
     def translate(self, event: Event) -> list[Outgoing]:
         match event:
@@ -132,11 +160,21 @@ class EventTranslator:
                 return self._live_output(call_id, text)
             case ToolFinished():
                 return [self._finished(event)]
+            case Notice(level="error", text=text):
+                self._errors.append(text)  # the turn's failure, if it ends in one (prompt's error)
+                return []
             case Notice(level=level, text=text):
-                return _message(f"\n\n[{level}] {literal(text)}\n\n")
+                return [self._notice(level, text)]
             case TurnSummary():
-                return _message(f"\n\n{event.line()}\n")
-            case SpinnerChanged() | PermissionResolved() | Usage() | TurnEnded():
+                self.summary = event  # the prompt's answer carries it, in its _meta
+                return []
+            case TurnEnded(reason=reason, error=error):
+                errors, self._errors = self._errors, []
+                if reason == "error" and not self.replaying:  # said by the prompt's error
+                    self.failure = error or (errors[-1] if errors else "the turn failed")
+                    errors = [e for e in errors if e != self.failure]
+                return [self._notice("error", text) for text in errors]
+            case SpinnerChanged() | PermissionResolved() | Usage():
                 return []
             case _:
                 assert_never(event)

@@ -47,6 +47,8 @@ class RecordingClient:
     asked: asyncio.Event = field(default_factory=asyncio.Event)
     release: asyncio.Event = field(default_factory=asyncio.Event)
     session_ids: list[str] = field(default_factory=list)
+    #: Each turn's summary, from the prompt answer's `_meta` (`one_turn`).
+    summaries: list[Any] = field(default_factory=list)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -95,7 +97,16 @@ class RecordingClient:
         )
 
     def starts(self) -> list[ToolCallStart]:
-        return [u for u in self.updates if isinstance(u, ToolCallStart)]
+        """The model's tool calls (mm-tui's notices, sent as finished calls, left out)."""
+        return [u for u in self.updates if isinstance(u, ToolCallStart) and not _notice_of(u)]
+
+    def notices(self) -> list[tuple[str, str]]:
+        """mm-tui's own lines, as (level, text): the calls whose `_meta` says `notice`."""
+        return [
+            (_notice_of(u), "".join(texts(u.content)))
+            for u in self.updates
+            if isinstance(u, ToolCallStart) and _notice_of(u)
+        ]
 
     def progress(self, tool_call_id: str) -> list[ToolCallProgress]:
         return [
@@ -106,6 +117,11 @@ class RecordingClient:
 
     def final(self, tool_call_id: str) -> ToolCallProgress:
         return [u for u in self.progress(tool_call_id) if u.status in ("completed", "failed")][-1]
+
+
+def _notice_of(update: ToolCallStart) -> str:
+    meta = (update.field_meta or {}).get("mm-tui") or {}
+    return str(meta.get("notice") or "")
 
 
 def texts(content: list[Any] | None) -> list[str]:
@@ -160,6 +176,10 @@ def one_turn(
         async with mm_acp(client, home, "--base-url", base_url, "--model", "m", *flags) as conn:
             session = await conn.new_session(cwd=str(cwd or home), mcp_servers=[])
             client.session_ids.append(session.session_id)
-            return await prompt(conn, session.session_id, text)
+            response = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+            client.summaries.append(
+                ((response.field_meta or {}).get("mm-tui") or {}).get("summary")
+            )
+            return response.stop_reason
 
     return asyncio.run(asyncio.wait_for(scenario(), timeout=115))

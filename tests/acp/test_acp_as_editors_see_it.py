@@ -82,8 +82,8 @@ def test_a_loaded_session_has_no_window_line_and_its_edits_keep_their_diffs(
         async with mm_acp(second, tmp_path, *flags) as conn:
             await conn.load_session(cwd=str(tmp_path), session_id=session.session_id,
                                     mcp_servers=[])  # fmt: skip
-            summary = lambda: "command(s)" in second.message_text()  # noqa: E731 - the last line
-            await await_until(summary, "the replay's last update", timeout=30, interval=0.05)
+            answer = lambda: "Both done." in second.message_text()  # noqa: E731 - the last text
+            await await_until(answer, "the replay's last answer", timeout=30, interval=0.05)
 
     run(scenario())
     assert END_OF_REPLAY not in second.message_text()
@@ -113,8 +113,9 @@ def test_mcp_servers_given_by_the_editor_are_said_to_be_unused(
             await prompt(conn, session.session_id, "hi")
 
     run(scenario())
-    said = client.message_text()
-    assert "does not use MCP servers" in said and "github-tools" in said
+    [(level, said)] = client.notices()
+    assert level == "warning" and "does not use MCP servers" in said and "github-tools" in said
+    assert client.message_text() == "Hello."
 
 
 def rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from acp.schema import ToolCallStart
+import pytest
+from acp import RequestError, text_block
+from acp.schema import PromptResponse, ToolCallStart
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.acp.client import RecordingClient, diffs, one_turn, texts
+from tests.acp.client import RecordingClient, diffs, mm_acp, one_turn, texts
 
 
 def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
@@ -18,13 +21,22 @@ def test_a_prompt_streams_thoughts_the_answer_and_the_turn_counters(
     )
     client = RecordingClient()
 
-    reason = one_turn(client, tmp_path, model_server.base_url, "hi")
-    assert reason == "end_turn"
+    async def scenario() -> PromptResponse:
+        async with mm_acp(client, tmp_path, "--base-url", model_server.base_url,
+                          "--model", "m") as conn:  # fmt: skip
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+
+    response = asyncio.run(asyncio.wait_for(scenario(), timeout=115))
+    assert response.stop_reason == "end_turn"
     assert client.thought_text() == "The user greets me."
     message = client.message_text()
-    assert message.startswith("Hello **there**. Bye.")  # the escape sequence removed whole
-    assert "\x1b" not in message and "\x07" not in message
-    assert "⚙ 0 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s)" in message
+    assert message == "Hello **there**. Bye."  # the escape sequence removed whole
+    summary = (response.field_meta or {})["mm-tui"]["summary"]  # not the assistant's text
+    assert summary["line"].startswith(
+        "⚙ 0 command(s) · 📝 0 file op(s) · 📖 0 skill(s) · 🔎 0 lsp call(s)"
+    )
+    assert summary["counters"] == {"commands": 0, "file_ops": 0, "skills": 0, "lsp_calls": 0}
     assert model_server.requests[0]["messages"][-1]["content"].endswith("hi")
 
 
@@ -145,10 +157,10 @@ def test_read_tools_are_read_with_absolute_locations_and_never_ask(
     assert [loc.path for loc in skill_call.locations or []] == [str(skill)]
     assert texts(client.final(read.tool_call_id).content) == ["two\nthree\n"]
     assert client.final(skill_call.tool_call_id).status == "completed"
-    assert "📝 1 file op(s) · 📖 1 skill(s)" in client.message_text()
+    assert "📝 1 file op(s) · 📖 1 skill(s)" in client.summaries[-1]["line"]
 
 
-def test_the_loop_detector_and_a_server_fault_are_said_as_messages(
+def test_the_loop_verdict_is_a_notice_and_a_server_fault_fails_the_prompt(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     for _ in range(3):
@@ -156,11 +168,13 @@ def test_the_loop_detector_and_a_server_fault_are_said_as_messages(
     model_server.enqueue(Reply(status=401, error_body={"error": {"message": "bad key"}}))
     client = RecordingClient()
 
-    reason = one_turn(client, tmp_path, model_server.base_url, "read it")
-    assert reason == "end_turn"
-    message = client.message_text()
-    assert "[loop] read_file: the same call and result 3 times in a row" in message
-    assert "[error] " in message and "refused the API key (HTTP 401: bad key)" in message
+    with pytest.raises(RequestError) as failed:  # the turn failed: the prompt's answer says so
+        one_turn(client, tmp_path, model_server.base_url, "read it")
+    assert "refused the API key (HTTP 401: bad key)" in str(failed.value)
+    assert "refused the API key" in str((failed.value.data or {})["details"])
+    assert client.message_text() == ""  # nothing of mm-tui's passes for the model's words
+    [(level, verdict)] = client.notices()
+    assert level == "loop" and "read_file: the same call and result 3 times in a row" in verdict
     assert all(isinstance(s, ToolCallStart) and s.kind == "read" for s in client.starts())
 
 
