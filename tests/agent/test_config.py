@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -192,11 +191,12 @@ def test_yaml_is_loaded_with_the_safe_loader_and_builds_no_python_objects(tmp_pa
 
 
 def test_alias_bombs_deep_nesting_and_huge_values_are_refused_quickly() -> None:
+    # Quadratic work on these sizes takes hours: the suite's per-test timeout catches it,
+    # with no timed assertion that a loaded machine could fail (bench/ measures speed).
     bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
         for a, b in zip("abcdefgh", "bcdefghi", strict=True)
     )
-    started = time.monotonic()
     for text, expected in [
         (bomb, "values once aliases are expanded"),
         ("a: &a [*a]\n", "nested deeper than"),
@@ -204,7 +204,6 @@ def test_alias_bombs_deep_nesting_and_huge_values_are_refused_quickly() -> None:
     ]:
         with pytest.raises(ConfigError, match=expected):
             parse_config_text(text, Path("c.yaml"))
-    assert time.monotonic() - started < 5
     with pytest.raises(ConfigError) as caught:
         parse_config_text("model: [" + "x" * 100_000 + "]\n", Path("c.yaml"))
     assert len(str(caught.value)) < 200

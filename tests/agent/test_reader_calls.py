@@ -4,8 +4,6 @@ and the policy for reasoning, cut replies and native names."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from mm_tui.agent.calls import read_calls
@@ -50,8 +48,9 @@ def test_mentions_examples_prose_and_placeholders_are_never_calls(text: str) -> 
 
 @pytest.mark.parametrize("depth", [5000, 100_000])
 def test_deep_nesting_is_a_plain_error_never_a_recursion_error(depth: int) -> None:
+    # Quadratic work on these sizes takes hours: the suite's per-test timeout catches it,
+    # with no timed assertion that a loaded machine could fail (bench/ measures speed).
     nested = "[" * depth + "]" * depth
-    started = time.monotonic()
     [call] = read_calls(
         '<tool_call>{"name": "echo", "arguments": {"text": ' + nested + "}}</tool_call>", known
     ).calls
@@ -59,7 +58,6 @@ def test_deep_nesting_is_a_plain_error_never_a_recursion_error(depth: int) -> No
     parsed = parse_arguments('{"text": ' + nested + "}")
     assert parsed.arguments is None and parsed.error
     assert calls_of("[" * depth) == [] and calls_of("{ " * depth) == []
-    assert time.monotonic() - started < 5
 
 
 def test_huge_arguments_are_read_whole() -> None:
@@ -145,13 +143,13 @@ def test_native_arguments_are_repaired(raw: str, expected: dict[str, object]) ->
 
 
 def test_a_long_answer_full_of_json_is_read_in_linear_time() -> None:
+    # Quadratic work on these sizes takes hours: the suite's per-test timeout catches it,
+    # with no timed assertion that a loaded machine could fail (bench/ measures speed).
     text = 'The JSON {"x": 1} shows ' * 3000 + '{"name": "bash", "arguments": {"command": "ls"}}'
     lines = "line\n" * 3000 + 'get_weather\n{"location": "Paris"}'
-    started = time.monotonic()
     assert calls_of(text) == [("bash", {"command": "ls"})]
     assert calls_of(lines) == [("get_weather", {"location": "Paris"})]
     assert calls_of("[a] (b) {c: d} <x>y</x> `z` " * 3000) == []
-    assert time.monotonic() - started < 5
 
 
 def test_a_json_string_where_the_schema_wants_an_array_is_decoded() -> None:
@@ -186,10 +184,10 @@ def test_markup_calls_without_arguments_need_their_closer() -> None:
 
 
 def test_hostile_markup_floods_are_read_in_linear_time() -> None:
-    started = time.monotonic()
+    # Quadratic work on these sizes takes hours: the suite's per-test timeout catches it,
+    # with no timed assertion that a loaded machine could fail (bench/ measures speed).
     assert calls_of("<a>" * 100_000) == []
     assert calls_of("<bash>" * 100_000) == []
     assert calls_of("x" * 1_000_000) == []
     assert calls_of("word:" * 200_000) == []
     assert len(calls_of("<bash><command>ls</command></bash> " * 2000)) == 2000
-    assert time.monotonic() - started < 10
