@@ -59,10 +59,12 @@ RUST_ANALYZER = LspServerSpec(
 )
 
 # ---- other servers mm-tui knows: named in `lsp.servers`, they get these settings ---------------
+#: Its rename reaches only the files the asked one sources, unless told to use them all.
 BASH_LANGUAGE_SERVER = LspServerSpec(
     name="bash-language-server",
     command=("bash-language-server", "start"),
     extensions=(".sh", ".bash"),
+    settings={"bashIde": {"includeAllWorkspaceSymbols": True}},
 )
 #: Without `validate` in its settings the CSS server checks nothing (and logs an error).
 CSS_LANGUAGE_SERVER = LspServerSpec(
