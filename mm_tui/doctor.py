@@ -41,7 +41,7 @@ def language_server_findings(
     from mm_tui.agent.server_check import Finding
 
     """One line per configured (or default) server: found where, or not on the PATH."""
-    from mm_tui.lsp.defaults import default_servers
+    from mm_tui.lsp.defaults import default_servers, install_line
 
     specs = config.lsp_servers if config.lsp_servers is not None else default_servers(which)
     findings = []
@@ -51,9 +51,8 @@ def language_server_findings(
             findings.append(Finding("lsp", "ok", LSP_FOUND.format(name=spec.name, path=path)))
         else:
             command = spec.command[0]
-            findings.append(
-                Finding("lsp", "warning", LSP_MISSING.format(name=spec.name, command=command))
-            )
+            text = LSP_MISSING.format(name=spec.name, command=command)
+            findings.append(Finding("lsp", "warning", text, install_line(command) or ""))
     if specs and all(f.level == "warning" for f in findings):
         findings.append(Finding("lsp", "warning", LSP_NONE))
     return findings

@@ -34,6 +34,7 @@ from mm_tui.lsp.formatting import (
 )
 from mm_tui.lsp.symbols import Occurrence, identifier_at
 from mm_tui.lsp.text import shared_lines, to_wire_column
+from mm_tui.lsp.words import COMMON
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ MAX_TRIES = 8
 _OPENED_PER_ANSWER = 20
 #: How long to wait for news between two tries while a young server loads unsaid.
 _RETRY_PAUSE = 0.5
+#: The same, after an empty answer about a file the server was just sent.
+_FRESH_PAUSE = 0.15
 #: An import or include statement, in the common languages.
 _IMPORT_LINE = re.compile(r"^\s*(import\b|from\s+\S+\s+import\b|#\s*include\b|use\b|using\b)")
 
@@ -84,7 +87,10 @@ class ActionContext:
         "document",
         "path",
         "root",
+        "asked",
         "root_text",
+        "rule",
+        "served_names",
         "shown",
         "unsure",
     )
@@ -105,6 +111,11 @@ class ActionContext:
         #: EMPTY is doubted while the server says it loads, IMPORT_ONLY while it is young too,
         #: STALE (an error answer that says to ask again) always, within the bound.
         self.unsure = [""]
+        self.rule = COMMON  # what counts as one name in the file's language (words.py)
+        #: The symbol asked ("" for a line and column) and the new name as written.
+        self.asked: tuple[str, str] = ("", "")
+        #: The name at a place as the server's own range has it (rename_action.py).
+        self.served_names: dict[Occurrence, str] = {}
         self._sources: SourceLines | None = None
         self._real_root: str | None = None
 
@@ -134,7 +145,12 @@ class ActionContext:
     def name_at(self, occurrence: Occurrence) -> str:
         """The identifier the occurrence points into, as the file has it."""
         lines = shared_lines(self.document.text)
-        return identifier_at(lines[occurrence.line], occurrence.column) if lines else ""
+        if not lines:
+            return ""
+        served = self.served_names.get(occurrence)
+        if served is not None:
+            return served
+        return identifier_at(lines[occurrence.line], occurrence.column, self.rule)
 
     def sources(self) -> SourceLines:
         """The lines of the files answers point into (one reader per call)."""
@@ -236,7 +252,9 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
     """`attempt` once the server is ready, again while its answers look like loading ones.
 
     Bounded: the indexing time limit for the first wait, and once more from the first
-    doubtful answer (a loading server may hold the first request for seconds).
+    doubtful answer (a loading server may hold the first request for seconds). A server
+    that never reports progress is not waited for on a clock; only an empty answer about a
+    file it was just sent is asked again, briefly (`_fresh_retry`).
     """
     connection, state = context.connection, context.connection.state
     was_loading = state.loading
@@ -244,20 +262,26 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
         state.wait_until_indexed(connection.timeouts.indexing)
         was_loading = state.loading
     deadline: float | None = None
+    fresh: list[float] = []  # the deadline of the fresh-file retries, once begun
     while True:
         mark = state.progress_begun
+        analysed = _analysed(context)
         context.unsure[0] = ""
         answer = attempt()
         if not context.unsure[0]:  # sure, or a refusal (read-only file…): never retried
             return answer
-        young = context.unsure[0] in _YOUNG_DOUBTS and connection.young
+        young = context.unsure[0] in _YOUNG_DOUBTS and connection.young and state.speaks_progress
         # Progress begun during the attempt counts: rust-analyzer answers null while its
         # project loads, and may begin saying so only once asked.
         loading = was_loading or state.loading_since(mark) or young
         if context.unsure[0] == STALE:
             loading = True
-        if not loading or connection.exited:
+        if connection.exited:
             return answer
+        if not loading:
+            if not _fresh_retry(context, analysed, fresh):
+                return answer
+            continue
         deadline = deadline or time.monotonic() + connection.timeouts.indexing
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -267,6 +291,28 @@ def when_ready(context: ActionContext, attempt: Callable[[], Text | Failed]) -> 
         else:
             state.wait_for_news(min(_RETRY_PAUSE, remaining))
         was_loading = state.loading
+
+
+def _analysed(context: ActionContext) -> bool:
+    """Whether the server published diagnostics for the version of the file asked about:
+    the sign it has read it."""
+    document = context.document
+    return context.connection.state.publication_for(document.key, document.version) is not None
+
+
+def _fresh_retry(context: ActionContext, analysed: bool, fresh: list[float]) -> bool:
+    """After an empty answer about a file the server was just sent (opened or changed by
+    this call): wait a little and say to ask again, within `Timeouts.fresh_answer`, unless
+    the server had already published for this version when it was asked."""
+    if context.unsure[0] != EMPTY or not context.document.changed or analysed:
+        return False
+    if not fresh:
+        fresh.append(time.monotonic() + context.connection.timeouts.fresh_answer)
+    remaining = fresh[0] - time.monotonic()
+    if remaining <= 0:
+        return False
+    context.connection.state.wait_for_news(min(_FRESH_PAUSE, remaining))
+    return True
 
 
 def only_imports_of_the_file(context: ActionContext, places: list[Place]) -> bool:

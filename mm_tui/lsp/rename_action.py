@@ -19,7 +19,9 @@ from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.rename_check import settled_rename
-from mm_tui.lsp.symbols import Occurrence
+from mm_tui.lsp.symbols import Occurrence, clean_symbol
+from mm_tui.lsp.text import from_wire_column
+from mm_tui.lsp.words import rule_with
 from mm_tui.lsp.workspace_edit import (
     EditRefused,
     RenameFailed,
@@ -80,6 +82,17 @@ def rename(
     def ask(occurrence: Occurrence) -> Text | Failed | None:
         if connection.state.scan_found_nothing:  # its scan is over (when_ready waited)
             return Failed(RENAME_REFUSED.format(reason=BLIND.format(server=connection.name)))
+        name = new_name
+        served = served_name(context, occurrence)
+        if served is not None and served != context.name_at(occurrence):
+            asked, raw_new_name = context.asked
+            if asked and served.lstrip("$@") != asked.lstrip("$@"):
+                return None  # the place is inside another, longer name: not the one asked
+            context.served_names[occurrence] = served
+            name = clean_symbol(raw_new_name, rule_with(context.rule, served)) or new_name
+        return renamed_at(occurrence, name)
+
+    def renamed_at(occurrence: Occurrence, new_name: str) -> Text | Failed | None:
         old_name = context.name_at(occurrence)
         try:
             answer = settled_rename(context, occurrence, new_name)
@@ -117,6 +130,40 @@ def rename(
         return Text("\n".join(lines), diff=diff)
 
     return when_ready(context, lambda: first_answer(context, "rename", targets, ask))
+
+
+def served_name(context: ActionContext, occurrence: Occurrence) -> str | None:
+    """The name at `occurrence` as the server's own range has it: its `prepareRename`
+    range, else the `documentHighlight` range around the place; None when it gives none.
+    What counts as one name is the server's to say, in any language (words.py)."""
+    connection = context.connection
+    params = context.text_position(occurrence)
+    prepare = connection.capabilities.get("renameProvider")
+    try:
+        if isinstance(prepare, dict) and prepare.get("prepareProvider"):
+            found = connection.request("textDocument/prepareRename", params)
+            ranges = [found.get("range", found)] if isinstance(found, dict) else []
+        elif connection.offers("documentHighlightProvider", "textDocument/documentHighlight"):
+            found = connection.request("textDocument/documentHighlight", params)
+            ranges = [h.get("range") for h in found if isinstance(h, dict)]
+            ranges = ranges if isinstance(found, list) else []
+        else:
+            return None
+    except ServerFailure:
+        log.debug("%s gave no range for the name at %s", connection.name, occurrence, exc_info=True)
+        return None
+    line = context.lines[occurrence.line]
+    for span in ranges:
+        start, end = (span or {}).get("start"), (span or {}).get("end")
+        if not (isinstance(start, dict) and isinstance(end, dict)):
+            continue
+        if start.get("line") != occurrence.line or end.get("line") != occurrence.line:
+            continue
+        first = from_wire_column(line, int(start.get("character", 0)), connection.encoding)
+        last = from_wire_column(line, int(end.get("character", 0)), connection.encoding)
+        if first <= occurrence.column < max(last, first + 1) and last > first:
+            return line[first:last]
+    return None
 
 
 def resync(connection: ServerConnection, paths: list[Path]) -> None:

@@ -52,7 +52,7 @@ class ServerRequestHandlers:
             "workspace/configuration": self.configuration,
             "client/registerCapability": self.register_capability,
             "client/unregisterCapability": self.unregister_capability,
-            "window/workDoneProgress/create": self.nothing,
+            "window/workDoneProgress/create": self.progress_create,
             "window/showMessageRequest": self.show_message_request,
             "window/showDocument": self.show_document,
             "workspace/workspaceFolders": self.workspace_folders,
@@ -95,6 +95,9 @@ class ServerRequestHandlers:
                 if isinstance(method, str):
                     self._connection.state.unregister(_key(registration, method), method)
 
+    def progress_create(self, params: Any) -> None:
+        self._connection.state.progress_created = True
+
     def show_message_request(self, params: Any) -> None:
         """No person is there to pick an action: keep the message, choose none."""
         self.log_message(params)
@@ -127,6 +130,11 @@ class ServerRequestHandlers:
     def log_message(self, params: Any) -> None:
         if isinstance(params, dict) and isinstance(params.get("message"), str):
             self._connection.state.record_log(params["message"])
+            if params.get("type") == _ERROR:  # its own words, for the model (server_state.py)
+                self._connection.state.record_error(params["message"])
+
+
+_ERROR = 1  # MessageType.Error, of window/showMessage and window/logMessage
 
 
 def _list(params: Any, field: str) -> list[dict[str, Any]]:

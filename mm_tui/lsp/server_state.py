@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.lsp.documents import NotAFile, path_of_uri
+from mm_tui.support.terminal_text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,17 @@ _PROJECT_SCAN_DONE = {
     name: re.compile(r"^(Found \d+ source files?|No source files found)")
     for name in ("basedpyright", "pyright", "basedpyright-langserver", "pyright-langserver")
 }
+
+
+_ERRORS_KEPT = 3
+_SAID_CHARS = 300
+
+
+def _said(message: str) -> str:
+    """A server's message as one line: its stack frames dropped, at most 300 characters."""
+    lines = [line.strip() for line in message.splitlines()]
+    kept = [line for line in lines if line and not line.startswith("at ")]
+    return one_line(" ".join(kept), _SAID_CHARS)
 
 
 @dataclass(frozen=True)
@@ -70,11 +82,20 @@ class ServerState:
         #: How many progress reports ever began: an answer that came while this moved was
         #: given while the server loaded, even when the report ended before it was read.
         self.progress_begun = 0
+        #: The server asked for a progress token: it reports its loading (else it never says).
+        self.progress_created = False
+        #: The server was seen to check a file only when it is opened or saved (fortls): a
+        #: changed file is closed and opened again before its diagnostics are awaited.
+        self.checks_only_on_open = False
         self._scan_done: re.Pattern[str] | None = None  # set while a project scan is pending
         #: The scan's end said it found no source file, though a call asks about one: the
         #: server does not see the project (basedpyright under a folder named with "?").
         self.scan_found_nothing = False
         self._news = 0  # counts every piece of news, for `wait_for_news`
+        #: What the server said at error level (`window/showMessage`, `logMessage`), each
+        #: passed to the model once (rust-analyzer: "failed to load workspace").
+        self._errors: list[str] = []
+        self._errors_said: set[str] = set()
 
     def expect_scan(self, server_name: str, command: str) -> None:
         """Wait for this server's end-of-scan log line, when it is one known to print it."""
@@ -86,6 +107,12 @@ class ServerState:
     def loading(self) -> bool:
         """Whether the server said it is still loading: progress open or its scan pending."""
         return bool(self._progress) or self._scan_done is not None
+
+    @property
+    def speaks_progress(self) -> bool:
+        """Whether this server reports its loading as progress: one that never did is not
+        waited for on a clock, its answers are believed (a CSS server's one-file answer)."""
+        return self.progress_created or self.progress_begun > 0
 
     def loading_since(self, mark: int) -> bool:
         """Whether the server is loading, or began loading since `progress_begun` was `mark`:
@@ -148,6 +175,23 @@ class ServerState:
             self._scan_done = None
             self.scan_found_nothing = message.startswith("No source files")
             self.signal_change()
+
+    def record_error(self, message: str) -> None:
+        """An error the server said in its own words: kept until a call passes it on."""
+        said = _said(message)
+        if said and said not in self._errors_said and len(self._errors) < _ERRORS_KEPT:
+            self._errors_said.add(said)
+            self._errors.append(said)
+
+    @property
+    def has_errors(self) -> bool:
+        """Whether the server said an error that no call passed on yet."""
+        return bool(self._errors)
+
+    def take_errors(self) -> list[str]:
+        """The server's errors not passed on yet (each passed once per session)."""
+        errors, self._errors = self._errors, []
+        return errors
 
     def register(self, registration_id: str, method: str, options: Any) -> None:
         self.registrations[registration_id] = Registration(method, options)

@@ -23,7 +23,12 @@ from mm_tui.lsp.actions import ActionContext
 from mm_tui.lsp.answers import Answer, Failed, Interrupted, Text
 from mm_tui.lsp.call_watch import CallCancelled, CallTooLong, CallWatch
 from mm_tui.lsp.connection import ServerConnection, ServerFailure, Timeouts
-from mm_tui.lsp.defaults import find_server_root, server_for, server_label
+from mm_tui.lsp.defaults import (
+    find_server_root,
+    server_for,
+    server_label,
+    with_documented_defaults,
+)
 from mm_tui.lsp.diagnostics_action import diagnostics
 from mm_tui.lsp.disk import DiskTexts
 from mm_tui.lsp.formatting import display_path
@@ -32,6 +37,7 @@ from mm_tui.lsp.rename_action import needs_new_name, rename
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import Occurrence, clean_symbol, find_occurrences, symbol_and_new_name
 from mm_tui.lsp.text import counted_lines, shared_lines
+from mm_tui.lsp.words import WordRule, rule_for, widened
 from mm_tui.support.terminal_text import quoted
 
 UNKNOWN_ACTION = (
@@ -56,6 +62,7 @@ SYMBOL_NEEDED = (
 TOO_LONG = "[lsp: {action} took longer than {seconds:g}s — stopped]"
 STOPPED = "[lsp: the language servers were stopped]"
 INTERNAL_ERROR = "[lsp: internal error: {error}]"
+SERVER_SAID = "[lsp: {server} said: {message}]"
 
 _QUOTES = "`\"'"
 
@@ -68,7 +75,8 @@ class LspWorkspace:
     def __init__(
         self, specs: Sequence[LspServerSpec], root: Path, timeouts: Timeouts | None = None
     ) -> None:
-        self.specs = tuple(specs)
+        # A known server named without settings gets the ones documented for it (defaults.py).
+        self.specs = tuple(map(with_documented_defaults, specs))
         self.root = Path(os.path.realpath(root))
         self.timeouts = timeouts or Timeouts()
         self._watch = CallWatch()
@@ -211,15 +219,17 @@ class LspWorkspace:
             return Failed(NO_SERVER.format(path=shown, configured=self._configured()))
 
         targets: tuple[Occurrence, ...] = ()
-        new_name = ""
+        symbol = new_name = ""
+        rule = rule_for(path)
         if action in POSITIONAL_ACTIONS:
+            rule = widened(rule, query.symbol, text) if query.symbol else rule
             if action == "rename":
-                symbol, new_name = symbol_and_new_name(query.symbol, query.new_name)
+                symbol, new_name = symbol_and_new_name(query.symbol, query.new_name, rule)
                 if not new_name:
                     return Failed(needs_new_name(shown, symbol or query.symbol.strip()))
             else:
-                symbol = clean_symbol(query.symbol)
-            found = _targets(action, text, shown, symbol, query.line, query.column)
+                symbol = clean_symbol(query.symbol, rule)
+            found = _targets(action, text, shown, symbol, query.line, query.column, rule)
             if isinstance(found, Failed):
                 return found
             targets = found
@@ -227,13 +237,14 @@ class LspWorkspace:
         connection = self._connection_for(spec, path)
         if isinstance(connection, Failed):
             return connection
-        asked = _Asked(action, path, shown, text, targets, new_name)
+        asked = _Asked(action, path, shown, text, targets, new_name, rule, query.new_name, symbol)
         try:
-            return self._ask(connection, asked, write, before_write, shown_diff)
+            answer = self._ask(connection, asked, write, before_write, shown_diff)
         except ServerFailure as failure:  # the server died while its files were sent
-            return Failed(
+            answer = Failed(
                 actions.ACTION_FAILED.format(server=spec.name, action=action, reason=failure)
             )
+        return _with_server_errors(answer, connection)
 
     def _ask(
         self,
@@ -244,7 +255,7 @@ class LspWorkspace:
         shown_diff: str | None,
     ) -> Text | Failed:
         """Sync the files, then run the action (SPEC §4: before each request, the disk)."""
-        action, path, shown, text, targets, new_name = asked
+        action, path, shown, text, targets, new_name, rule, raw_new_name, _ = asked
         spec = connection.spec
         if action in actions.PROVIDERS and not connection.offers(*actions.PROVIDERS[action]):
             return Failed(actions.NOT_OFFERED.format(server=spec.name, action=action))
@@ -259,6 +270,8 @@ class LspWorkspace:
                 document.key, document.version, self.timeouts.diagnostics
             )
         context = ActionContext(connection, self.root, path, shown, document, self._root_text)
+        context.rule = rule
+        context.asked = (asked.symbol, raw_new_name)
         if action == "definition":
             return actions.definition(context, targets)
         if action == "references":
@@ -292,6 +305,18 @@ class LspWorkspace:
         return connection
 
 
+def _with_server_errors(answer: Text | Failed, connection: ServerConnection) -> Text | Failed:
+    """The answer, followed by what the server said at error level since the last call, in
+    its own words and once: a server that cannot load the project says why (rust-analyzer:
+    "is rust-src installed?") where the model would only see an empty answer."""
+    errors = connection.state.take_errors()
+    if not errors:
+        return answer
+    said = [SERVER_SAID.format(server=connection.name, message=error) for error in errors]
+    text = "\n".join([answer.text, *said])
+    return Text(text, answer.diff) if isinstance(answer, Text) else Failed(text)
+
+
 def _stop_quietly(connection: ServerConnection) -> None:
     try:
         connection.stop()
@@ -308,6 +333,9 @@ class _Asked(NamedTuple):
     text: str
     targets: tuple[Occurrence, ...]
     new_name: str
+    rule: WordRule
+    raw_new_name: str  # as the model wrote it
+    symbol: str  # the name asked, cleaned ("" for a line and column)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -326,7 +354,7 @@ def _server_root(path: str, root: str, markers: tuple[str, ...]) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _targets(
-    action: str, text: str, shown: str, symbol: str, line: int, column: int
+    action: str, text: str, shown: str, symbol: str, line: int, column: int, rule: WordRule
 ) -> tuple[Occurrence, ...] | Failed:
     """The places to ask about, in order, or the refusal that explains why there are none.
     Remembered: a pure function of the file's text and the call (a warm call asks again)."""
@@ -337,7 +365,7 @@ def _targets(
     if line > count:
         return Failed(LINE_PAST_END.format(line=line, path=shown, count=count))
     if symbol:
-        occurrences = find_occurrences(text, symbol, line - 1 if line else None)
+        occurrences = find_occurrences(text, symbol, line - 1 if line else None, rule)
         if not occurrences:
             if line:
                 return Failed(SYMBOL_NOT_ON_LINE.format(symbol=symbol, line=line, path=shown))

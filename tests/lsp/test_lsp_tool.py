@@ -80,6 +80,9 @@ def test_titles_read_as_the_terminal_display_of_the_seed(tool: LspTool) -> None:
         "lsp rename main.go Greet → Hello"
     )
     assert tool.title({"action": "symbols", "path": "main.go"}) == "lsp symbols main.go"
+    # The row names what the call asks about, as the file's language writes names.
+    css = {"action": "rename", "path": "a.css", "symbol": "--brand-color", "new_name": "--main"}
+    assert tool.title(css) == "lsp rename a.css --brand-color → --main"
 
 
 def test_only_rename_asks_permission(tool: LspTool) -> None:

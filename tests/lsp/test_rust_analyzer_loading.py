@@ -86,3 +86,28 @@ def test_rename_is_the_loaded_answer_on_disk(workspace: LspWorkspace) -> None:
     ]
     assert (workspace.root / "src" / "main.rs").read_text() == GREET.sub("salute", MAIN)
     assert (workspace.root / "src" / "lib.rs").read_text() == GREET.sub("salute", LIBRARY)
+
+
+def test_a_workspace_it_cannot_load_is_said_once_in_its_own_words(tmp_path: Path) -> None:
+    # Without rust-src it answers nothing, ever; "no definition found" alone invites the
+    # model to call again and again. Its own error goes with the answer, once, named.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "greetings"\nversion = "0.1.0"\n')
+    (tmp_path / "src" / "lib.rs").write_text(LIBRARY)
+    (tmp_path / "src" / "main.rs").write_text(MAIN)
+    command = (sys.executable, str(FIXTURES / "rust_analyzer_replay.py"), "unloadable", "0")
+    spec = LspServerSpec(name="rust-analyzer", command=command, extensions=(".rs",))
+    workspace = LspWorkspace([spec], tmp_path)
+    try:
+        first = ask(workspace, "definition", "src/main.rs", symbol="greet", line=4)
+        second = ask(workspace, "hover", "src/main.rs", symbol="greet", line=4)
+    finally:
+        workspace.close()
+    assert first.splitlines() == [
+        "[lsp: no definition found for the symbol at src/main.rs:4:42]",
+        "[lsp: rust-analyzer said: rust-analyzer failed to load workspace: see the logs]",
+        "[lsp: rust-analyzer said: rust-analyzer failed to load workspace: Failed to load the "
+        f"project at {workspace.root}/Cargo.toml: can't load standard library from sysroot: "
+        "is rust-src installed?]",
+    ]
+    assert second == "[lsp: no hover information for the symbol at src/main.rs:4:42]"

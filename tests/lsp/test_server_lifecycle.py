@@ -203,3 +203,40 @@ def test_an_import_line_answered_while_loading_is_asked_again_once_loaded(
     finally:
         workspace.close()
     assert answer == Text("greetings.py:1:5  def greet(): ...")
+
+
+def zombie_children() -> list[str]:
+    """This process's children that ended and were not reaped (State Z in /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        if int(fields["PPid"]) == os.getpid() and fields["State"].startswith("Z"):
+            found.append(f"{entry} {fields['Name']}")
+    return found
+
+
+def test_a_server_killed_between_calls_is_reaped_at_once(
+    own_workspace: LspWorkspace, server_spec: LspServerSpec
+) -> None:
+    assert (
+        text_of(own_workspace.execute(LspQuery("definition", "app.py", "greet")))
+        == GREET_DEFINITION
+    )
+    killed = own_workspace.server_pids()[server_spec.name]
+    assert zombie_children() == []
+    os.kill(killed, signal.SIGKILL)
+    # No call follows: the killed server must not stay a zombie child until mm-tui exits.
+    wait_until(
+        lambda: Path(f"/proc/{killed}").exists(),
+        "the killed server reaped",
+        until=lambda exists: not exists,
+        timeout=10,
+        interval=0.02,
+    )
+    assert zombie_children() == []

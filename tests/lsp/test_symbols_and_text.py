@@ -10,6 +10,7 @@ from mm_tui.lsp.symbols import (
     Occurrence,
     clean_symbol,
     find_occurrences,
+    identifier_at,
     symbol_and_new_name,
 )
 from mm_tui.lsp.text import (
@@ -23,6 +24,7 @@ from mm_tui.lsp.text import (
     split_lines,
     to_wire_column,
 )
+from mm_tui.lsp.words import rule_for, widened
 
 
 @pytest.mark.parametrize(
@@ -98,3 +100,45 @@ def test_lines_end_where_lsp_ends_them() -> None:
     assert counted_lines("a\nb\n") == 2
     assert counted_lines("a\nb") == 2
     assert counted_lines("") == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "name", "text", "places"),
+    [
+        # A CSS custom property is one name, written bare or inside var().
+        (
+            "a.css",
+            "var(--brand-color)",
+            "--brand-color",
+            "a { color: var(--brand-color); }",
+            [(0, 15)],
+        ),
+        ("a.scss", "$brand-color", "$brand-color", "$brand-color: red;\n$brand: blue;", [(0, 0)]),
+        # Lisp and Clojure names hold dashes, ? and !; a namespace/ is a qualifier.
+        ("a.el", "valid-name?", "valid-name?", "(defun valid-name? (x) (valid-name x))", [(0, 7)]),
+        ("a.clj", "str/join", "join", '(str/join "," (join-all xs))', [(0, 5)]),
+        # Elixir and Ruby: a trailing ? or ! is part of the name.
+        ("a.ex", "valid?", "valid?", "def valid?(x), do: valid(x)", [(0, 4)]),
+        ("a.rb", "save!", "save!", "def save!\n  save\nend", [(0, 4)]),
+        # Ruby's @x and PHP's $x: the sigil is part of the name, found also when left out.
+        ("a.rb", "@name", "@name", "@name = name\n", [(0, 0)]),
+        ("a.php", "x", "x", "<?php $x = 1; echo $x; $xy = 2;", [(0, 7), (0, 20)]),
+        ("a.php", "$x", "$x", "<?php $x = 1; echo $x;", [(0, 6), (0, 19)]),
+        # A shell function name holds dashes; `./greet.sh` is no use of `greet`.
+        ("a.sh", "greet-all", "greet-all", "source ./greet.sh\ngreet-all; greet", [(1, 0)]),
+        ("a.sh", "greet", "greet", "source ./greet.sh\ngreet-all; greet", [(1, 11)]),
+        # A language without a rule: a dashed name the model wrote is kept where the file has it.
+        ("a.unknown", "brand-color", "brand-color", "brand-color = 1\ncolor = 2", [(0, 0)]),
+        ("a.unknown", "person.Greet", "Greet", "person.Greet()", [(0, 7)]),
+    ],
+)
+def test_what_counts_as_one_name_follows_the_language(
+    path: str, raw: str, name: str, text: str, places: list[tuple[int, int]]
+) -> None:
+    rule = widened(rule_for(path), raw, text)
+    assert clean_symbol(raw, rule) == name
+    found = find_occurrences(text, name, None, rule)
+    assert [(o.line, o.column) for o in found] == places
+    line, column = places[0]
+    at = identifier_at(text.splitlines()[line], column, rule)
+    assert at.lstrip("$@") == name.lstrip("$@")  # PHP's `x` is the file's `$x`

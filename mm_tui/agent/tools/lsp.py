@@ -39,6 +39,7 @@ from mm_tui.lsp.defaults import server_label
 from mm_tui.lsp.query import ACTIONS, LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.symbols import clean_symbol, symbol_and_new_name
+from mm_tui.lsp.words import rule_for
 
 if TYPE_CHECKING:
     from mm_tui.lsp.workspace import LspWorkspace
@@ -130,10 +131,12 @@ class LspTool(Tool):
         place = lenient_string(args, "path").strip()
         line, column = lenient_integer(args, "line"), lenient_integer(args, "column")
         raw_symbol = lenient_string(args, "symbol")
+        rule = rule_for(place)
         if action.lower() == "rename":
-            symbol, new_name = symbol_and_new_name(raw_symbol, lenient_string(args, "new_name"))
+            raw_new_name = lenient_string(args, "new_name")
+            symbol, new_name = symbol_and_new_name(raw_symbol, raw_new_name, rule)
         else:
-            symbol, new_name = clean_symbol(raw_symbol), ""
+            symbol, new_name = clean_symbol(raw_symbol, rule), ""
         if line > 0 and (symbol or column > 0):
             place += f":{line}" if symbol else f":{line}:{column}"
         parts = [NAME, action, place, symbol]
