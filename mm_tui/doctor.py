@@ -1,7 +1,9 @@
 """`mm-tui doctor`: the checks a first run needs, printed one per line; non-zero on a problem.
 
 Server, model, context window, tool support (from `agent.server_check`, shared with the
-window's first screen), then the language servers on the PATH and the config files found.
+window's first screen); then what only the model tells (`agent.server_probe`: a request with a
+dummy tool, a short answer's pace, the context the server loaded it with); then the language
+servers on the PATH and the config files found.
 It reads the same flags and config as the window, so what it says is what the window will do.
 """
 
@@ -32,7 +34,12 @@ CONFIG_NONE = "no config file (defaults, environment and flags)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """`doctor` takes no arguments of its own: --base-url, --model and --config are shared."""
+    """--base-url, --model and --config are shared; --no-probe skips asking the model."""
+    parser.add_argument(
+        "--no-probe",
+        action="store_true",
+        help="do not send the model the two short probe requests (tools, speed)",
+    )
 
 
 def language_server_findings(
@@ -78,20 +85,45 @@ def config_findings(config: Config, cwd: Path, env: Mapping[str, str]) -> list[F
     return findings
 
 
+def live_findings(config: Config, model: str, ollama: bool, context: Finding) -> list[Finding]:
+    """What only asking the model tells: tools taken and used, the pace of writing, and the
+    context the server loaded it with (after the probe loaded it)."""
+    from mm_tui.agent.server_probe import probe_speed, probe_tools, served_context
+
+    findings = [probe_tools(config, model, ollama=ollama), probe_speed(config, model)]
+    expected = config.context_window or _tokens_in(context.text)
+    findings.append(served_context(config, model, expected))
+    return findings
+
+
+def _tokens_in(text: str) -> int:
+    """The number of a `context window N tokens (…)` line."""
+    words = text.split()
+    return next((int(w) for w in words if w.isdigit()), 0)
+
+
 def run_checks(
     config: Config,
     cwd: Path,
     env: Mapping[str, str] | None = None,
     which: Callable[[str], str | None] = shutil.which,
+    *,
+    probe: bool = True,
 ) -> list[Finding]:
-    """Every check, in the order printed."""
-    from mm_tui.agent.server_check import check_context, check_server, check_tools
+    """Every check, in the order printed; `probe` asks the model itself (a short request
+    with a dummy tool, and a short answer), as a turn would."""
+    from mm_tui.agent.server_check import TOOLS_UNKNOWN, check_context, check_server, check_tools
 
     report = check_server(config)
     findings = list(report.findings)
     if report.model:
-        findings.append(check_context(config, report.model))
-        findings.append(check_tools(config, report.model))
+        context = check_context(config, report.model)
+        findings.append(context)
+        tools = check_tools(config, report.model)
+        if not (probe and tools.text == TOOLS_UNKNOWN):  # the probe will say
+            findings.append(tools)
+        if probe:
+            findings += live_findings(config, report.model, report.ollama, context)
     findings += language_server_findings(config, which)
     findings += config_findings(config, cwd, os.environ if env is None else env)
     return findings
@@ -114,7 +146,7 @@ def run(args: argparse.Namespace, load_config: Callable[[Path], Config]) -> int:
     except ConfigError as exc:
         print(f"mm-tui: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
-    findings = run_checks(config, cwd)
+    findings = run_checks(config, cwd, probe=not getattr(args, "no_probe", False))
     print_findings(findings, sys.stdout)
     return EXIT_PROBLEM if any(f.level == "problem" for f in findings) else 0
 

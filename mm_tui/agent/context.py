@@ -38,7 +38,7 @@ def root_url(base_url: str) -> str:
     return re.sub(r"/v1/?$", "", base_url.rstrip("/"))
 
 
-def _fetch_json(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+def fetch_json(url: str, body: dict[str, Any] | None, timeout: float) -> Any:
     import urllib.request  # only on the first turn: keeps start-up light
 
     data = json.dumps(body).encode() if body is not None else None
@@ -52,14 +52,14 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
     """Ask the server how large its context is; fall back to 8192 when it cannot tell."""
     root = root_url(base_url)
     try:
-        props = _fetch_json(f"{root}/props", None, timeout)
+        props = fetch_json(f"{root}/props", None, timeout)
         n_ctx = props.get("default_generation_settings", {}).get("n_ctx") or props.get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
             return ContextWindow(n_ctx, "llama-server /props")
     except (OSError, ValueError, AttributeError):
         log.debug("no llama-server /props at %s", root, exc_info=True)
     try:
-        show = _fetch_json(f"{root}/api/show", {"model": model}, timeout)
+        show = fetch_json(f"{root}/api/show", {"model": model}, timeout)
     except (OSError, ValueError):
         log.debug(
             "no Ollama /api/show at %s: assuming %d", root, DEFAULT_CONTEXT_WINDOW, exc_info=True

@@ -22,6 +22,7 @@ def mm(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float 
         [sys.executable, "-m", "mm_tui.cli", *args],
         cwd=cwd,
         env=full_env,
+        stdin=subprocess.DEVNULL,  # -p reads piped input: none here
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -14,8 +14,9 @@ import pytest
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import check_server, check_tools, start_command
+from mm_tui.agent.server_probe import served_context
 from mm_tui.doctor import config_findings, language_server_findings, print_findings
-from mm_tui.scripted_server import ScriptedServer
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.test_cli import mm
 
 
@@ -25,8 +26,13 @@ class _OllamaHandler(BaseHTTPRequestHandler):
     models: list[str] = []
     capabilities: list[str] = ["completion"]
 
+    loaded_context: int | None = None
+
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        if self.path == "/v1/models":
+        if self.path == "/api/ps" and self.loaded_context is not None:
+            loaded = {"name": self.models[0], "model": self.models[0]}
+            self._json({"models": [{**loaded, "context_length": self.loaded_context}]})
+        elif self.path == "/v1/models":
             self._json({"object": "list", "data": [{"id": m} for m in self.models]})
         elif self.path == "/api/version":
             self._json({"version": "0.12.0"})
@@ -67,7 +73,7 @@ def test_doctor_says_server_model_context_and_tools_and_exits_zero(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     model_server.n_ctx = 16384
-    done = mm("doctor", "--base-url", model_server.base_url, cwd=tmp_path)
+    done = mm("doctor", "--no-probe", "--base-url", model_server.base_url, cwd=tmp_path)
 
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -207,3 +213,106 @@ def test_a_missing_language_server_comes_with_the_line_that_installs_it() -> Non
         "    run: pip install fortls",
         "! language server mine: `my-own-server` is not on the PATH (the lsp tool skips it)",
     ]
+
+
+# -- asking the model itself ---------------------------------------------------------------
+
+COUNTING = Reply(
+    text="".join(f"{n}\n" for n in range(1, 41)),
+    usage={"prompt_tokens": 20, "completion_tokens": 80, "total_tokens": 100},
+)
+
+
+def probe_lines(tmp_path: Path, server: ScriptedServer) -> tuple[int, list[str]]:
+    done = mm("doctor", "--base-url", server.base_url, cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stdout.splitlines()
+
+
+def test_the_probe_sees_a_model_that_calls_tools_natively_and_its_pace(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(Reply(tool_calls=[ToolCall("report_check", {"word": "ready"})]), COUNTING)
+    status, lines = probe_lines(tmp_path, model_server)
+    assert status == 0, lines
+    assert "✓ tool calls: native — scripted-model called the probe tool" in lines
+    assert any(line.startswith("✓ generation ") and "tokens/s" in line for line in lines)
+    probe, speed = model_server.requests
+    assert [t["function"]["name"] for t in probe["tools"]] == ["report_check"]
+    assert "tools" not in speed
+
+
+@pytest.mark.parametrize(
+    ("reply", "says", "fix"),
+    [
+        (
+            Reply(
+                text='<tool_call>{"name": "report_check", "arguments": {"word": "ready"}}'
+                "</tool_call>"
+            ),
+            "! tool calls: scripted-model wrote the probe call as text",
+            "    run: llama-server -m MODEL.gguf --jinja  # or set toolCalls: text in .mm.yaml",
+        ),
+        (
+            Reply(text="Ready! I don't have the ability to call functions."),
+            "! tool calls: scripted-model did not call the probe tool (it answered “Ready! I "
+            "don't have the ability to call functions.”)",
+            "    run: llama-server -m MODEL.gguf --jinja  # or set toolCalls: text in .mm.yaml",
+        ),
+    ],
+    ids=["as-text", "ignored"],
+)
+def test_the_probe_tells_tools_written_as_text_or_ignored_with_the_fix(
+    tmp_path: Path, model_server: ScriptedServer, reply: Reply, says: str, fix: str
+) -> None:
+    model_server.enqueue(reply, COUNTING)
+    status, lines = probe_lines(tmp_path, model_server)
+    assert status == 0, lines  # mm-tui still works: text mode reads calls
+    at = next(i for i, line in enumerate(lines) if line.startswith(says[:40]))
+    assert lines[at].startswith(says.split(" — ")[0]) and lines[at + 1] == fix
+
+
+def test_a_server_refusing_tools_is_a_problem_with_its_own_words(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(status=400, error_body={"error": {"message": "tools param requires --jinja flag"}}),
+        COUNTING,
+    )
+    status, lines = probe_lines(tmp_path, model_server)
+    assert status == 1
+    refused = next(line for line in lines if "refused a request with tools" in line)
+    assert refused.startswith("✗ ") and "tools param requires --jinja flag" in refused
+
+
+def test_a_slow_model_is_said_with_what_a_long_answer_would_take(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    slow = Reply(
+        text="1\n2\n3\n4\n",
+        chunk_size=2,
+        delay=0.6,  # a token every 0.6 s at best: under 2 tokens/s, whatever the machine
+        usage={"prompt_tokens": 20, "completion_tokens": 4, "total_tokens": 24},
+    )
+    model_server.enqueue(Reply(tool_calls=[ToolCall("report_check", {"word": "ready"})]), slow)
+    status, lines = probe_lines(tmp_path, model_server)
+    assert status == 0
+    [pace] = [line for line in lines if line.startswith("! generation ")]
+    assert "slow: a 500-token answer takes" in pace
+
+
+def test_the_context_ollama_loaded_the_model_with_is_read_after_the_probe(
+    ollama: tuple[str, type[_OllamaHandler]],
+) -> None:
+    url, handler = ollama
+    handler.models = ["gemma3:12b"]
+    handler.loaded_context = 4096
+    smaller = served_context(Config(base_url=url), "gemma3:12b", expected=16384)
+    assert (smaller.level, smaller.text) == (
+        "warning",
+        "context served: gemma3:12b is loaded with 4096 tokens, less than the 16384 assumed — "
+        "set contextWindow: 4096, or load it with more",
+    )
+    handler.loaded_context = 16384
+    same = served_context(Config(base_url=url), "gemma3:12b", expected=16384)
+    assert same.text == "context served: gemma3:12b is loaded with 16384 tokens (ollama /api/ps)"
