@@ -152,12 +152,29 @@ def _alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2 :][:1] != "Z"
 
 
-def _reap(pids: Iterable[int]) -> None:
-    """Collect the exit of orphans re-parented to us (subreaper) that we ended; never
-    touches a child someone else waits for, since only ended marked pids are passed."""
-    for pid in pids:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)
+#: How long the processes just killed get to die before they are reaped: SIGKILL takes a few
+#: milliseconds, but a reap that looks at once finds them still alive and leaves zombies.
+REAP_WITHIN = 1.0
+
+
+def _reap(pids: Iterable[int], within: float = REAP_WITHIN) -> None:
+    """Collect the exit of the processes we ended that are our children (the command itself,
+    orphans re-parented to us as subreaper); never touches a child someone else waits for,
+    since only ended marked pids are passed. Each is waited for until it has died, at most
+    `within` seconds in all: a zombie per timed-out command added up over a long session."""
+    waiting = set(pids)
+    deadline = time.monotonic() + within
+    while waiting:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except (ChildProcessError, OSError):  # not ours, or already collected
+                done = pid
+            if done:
+                waiting.discard(pid)
+        if not waiting or time.monotonic() >= deadline:
+            return
+        time.sleep(0.005)
 
 
 def user_process_count() -> int:

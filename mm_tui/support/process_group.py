@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -54,10 +55,58 @@ def wait_group_gone(group: int, timeout: float) -> bool:
 
 
 def end_group_sync(process: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM to the process's group, `grace` seconds, SIGKILL to whatever is left; reaped."""
+    """SIGTERM to the process's group, `grace` seconds, SIGKILL to whatever is left; reaped,
+    the members re-parented to us included (mm-tui is their subreaper once their shell died)."""
     for sent in (signal.SIGTERM, signal.SIGKILL):
         signal_group(process.pid, sent)
         if sent == signal.SIGTERM:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=grace)
     process.wait()
+    wait_group_gone(process.pid, grace)
+    reap_group_zombies(process.pid)
+
+
+#: The groups of commands that ended with processes left running in the background: their
+#: members, adopted by mm-tui when they die, are reaped at the next command.
+_background_groups: set[int] = set()
+_groups_lock = threading.Lock()
+
+
+def reap_group_zombies(*groups: int) -> int:
+    """Collect the dead members of these groups that are our children: a command's
+    grandchildren adopted when their shell died first, its background jobs once they end.
+    Only these groups' zombies: a child another part of mm-tui waits for (a language server,
+    another command) is never in them. Returns how many were collected."""
+    if not _PROC.is_dir() or not groups:
+        return 0
+    me, wanted, reaped = str(os.getpid()), {str(g) for g in groups}, 0
+    for entry in os.listdir(_PROC):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = (_PROC / entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, …
+        if len(fields) > 2 and fields[0] == "Z" and fields[1] == me and fields[2] in wanted:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(int(entry), os.WNOHANG)
+                reaped += 1
+    return reaped
+
+
+def keep_reaping(group: int) -> None:
+    """A command ended with members of its group still running: reap them later."""
+    with _groups_lock:
+        _background_groups.add(group)
+
+
+def reap_background_groups() -> int:
+    """Reap what ended of earlier commands' background jobs; forget the groups now empty."""
+    with _groups_lock:
+        groups = set(_background_groups)
+    reaped = reap_group_zombies(*groups)
+    with _groups_lock:
+        _background_groups.difference_update(g for g in groups if not group_alive(g))
+    return reaped

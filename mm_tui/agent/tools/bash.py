@@ -48,7 +48,13 @@ from mm_tui.support.call_processes import (
     process_limit,
     set_up_once,
 )
-from mm_tui.support.process_group import end_group_sync
+from mm_tui.support.process_group import (
+    end_group_sync,
+    group_alive,
+    keep_reaping,
+    reap_background_groups,
+    reap_group_zombies,
+)
 from mm_tui.support.secret_env import scrubbed_environment
 from mm_tui.support.terminal_text import visible
 
@@ -200,6 +206,7 @@ class BashTool(Tool):
         if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
             return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
         set_up_once()
+        reap_background_groups()  # earlier commands' background jobs that ended since
         mark = new_mark()
         try:
             process = subprocess.Popen(
@@ -228,6 +235,9 @@ class BashTool(Tool):
             forks_failed = bool(_FORK_FAILED.search(reader.buffer.head + reader.buffer.tail))
             if outcome.status is not ToolStatus.DONE or forks_failed:  # setsid, daemons too
                 end_marked(mark, TERMINATE_GRACE_SECONDS)
+            elif group_alive(process.pid):  # left running in the background, by design
+                keep_reaping(process.pid)
+            reap_group_zombies(process.pid)
         result = _result(reader, outcome, self.timeout)
         if forks_failed:
             line = PROCESS_LIMIT_LINE.format(limit=self.max_processes)
