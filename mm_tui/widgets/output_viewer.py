@@ -145,6 +145,9 @@ class OutputViewer(Screen[None]):
             self.log_view.notify_style_update()  # redraw the lines with the new marks
             self.log_view.refresh()
         self.action_next_match(1)
+        # As in less: once the search is made, n and N move between matches (in the field
+        # they were letters typed after the query); / reopens the field to change it.
+        self.log_view.focus()
 
     def action_next_match(self, step: int) -> None:
         """n / N: the next or previous line holding the search text, wrapping around."""
@@ -176,9 +179,10 @@ class OutputViewer(Screen[None]):
         self.log_view.scroll_end(animate=False)
 
     def action_close(self) -> None:
-        """Esc: close the search field when it has the focus, else go back to the window."""
+        """Esc: close the search field while it is open (focused, or showing the query after
+        Enter), else go back to the window."""
         field = self.query_one("#viewer-search", Input)
-        if field.has_focus:
+        if field.has_focus or field.has_class("-open"):
             field.remove_class("-open")
             self.log_view.focus()
             return

@@ -132,6 +132,25 @@ async def test_the_search_field_takes_n_and_q_as_letters(still_app: Any) -> None
         assert app.screen is viewer
 
 
+async def test_after_enter_n_goes_to_the_next_match_and_types_nothing(still_app: Any) -> None:
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        viewer = OutputViewer("bash cat", "one\nnone\ntwo\nno more\n")
+        await app.push_screen(viewer)
+        await pilot.press("slash", "n", "o", "enter")
+        await settle(pilot)
+        status = viewer.query_one("#viewer-status", Static)
+        first = str(status.render())
+        await pilot.press("n")
+        await settle(pilot)
+        assert viewer.query_one("#viewer-search", Input).value == "no"  # nothing typed
+        assert str(status.render()) != first and "2" in str(status.render())
+        await pilot.press("N")
+        await settle(pilot)
+        assert str(status.render()) == first
+        assert app.screen is viewer
+
+
 def test_snapshot_the_output_viewer_searching(snap_compare: Any, still_app: Any) -> None:
     async def run_before(pilot: Any) -> None:
         title = "bash pytest -q tests/window --maxfail=1 -k 'viewer or picker' " + "-x " * 30
