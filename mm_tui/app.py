@@ -351,7 +351,9 @@ class MMApp(WindowCore):
             and event.key not in self.active_bindings  # space folds a focused row
         ):
             event.stop()
-            prompt.focus()
+            # Focused now, not after the keys already queued: a paste the terminal sends as
+            # keys would have its spaces and Enter taken by the row as fold keys.
+            self.screen.set_focus(prompt)
             prompt.insert(event.character)
 
     def action_answer(self, key: str, reason: str = "") -> None:

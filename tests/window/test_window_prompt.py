@@ -15,7 +15,7 @@ from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.slash_menu import SlashMenu
-from tests.window.conftest import agent_of, play, send, wait_for
+from tests.window.conftest import agent_of, play, send, settle, wait_for
 from tests.window.window_scenes import finished_rows_in_every_status
 
 pytestmark = pytest.mark.anyio
@@ -105,6 +105,28 @@ async def test_enter_space_and_a_click_fold_and_unfold_a_row(still_app: Any) -> 
         assert rows["done"].expanded
         await pilot.press("o", "k")  # typing while a row has the focus types in the prompt
         assert app.query_one(PromptInput).text == "ok" and app.query_one(PromptInput).has_focus
+
+
+async def test_a_paste_sent_as_keys_to_a_focused_row_reaches_the_prompt_whole(
+    still_app: Any,
+) -> None:
+    """A terminal without bracketed paste sends pasted text as key presses, all at once: once
+    the first character moved the focus to the prompt, the spaces and letters after it are
+    the prompt's, not the row's fold (space) and raw-view (v) keys."""
+    from textual import events
+
+    app = still_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await play(pilot, finished_rows_in_every_status())
+        row = app.transcript.rows["done"]
+        row.focus()
+        await settle(pilot)
+        expanded = row.expanded
+        for key, char in [("a", "a"), ("space", " "), ("v", "v"), ("space", " "), ("b", "b")]:
+            app.post_message(events.Key(key, char))  # one burst: no wait between keys
+        await settle(pilot)
+        assert app.query_one(PromptInput).text == "a v b"
+        assert row.expanded == expanded
 
 
 async def test_model_lists_the_servers_models_and_switches(
