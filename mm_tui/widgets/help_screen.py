@@ -22,7 +22,7 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Enter", "send the message (queued while a turn runs)", ()),
     ("Ctrl+J, Shift+Enter", "new line in the prompt", ("prompt.newline",)),
     ("Up, Down", "walk the prompt history (kept across runs)", ()),
-    ("Tab", "complete a slash command; otherwise move the focus", ("prompt.complete",)),
+    ("Tab", "complete a slash command; otherwise go to the newest tool row", ("prompt.complete",)),
     ("@", "attach a file: pick it by a few letters of its path", ()),
     (
         "!command",

@@ -132,9 +132,7 @@ class PromptInput(TextArea):
         self.insert("\n")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "complete":
-            return complete_command(self.text) is not None
-        return True
+        return True  # Tab: `action_complete` completes, or moves the focus to the rows
 
     def action_end(self) -> None:
         """End: to the line's end; already there, the transcript returns to the bottom."""
@@ -155,10 +153,19 @@ class PromptInput(TextArea):
         self.focus()
 
     def action_complete(self) -> None:
-        """Complete a slash command (Tab)."""
+        """Tab: complete a slash command; with nothing to complete, go to the newest tool row
+        (the call just made is the one a person looks at; Shift+Tab then walks older ones)."""
         completed = complete_command(self.text)
         if completed is not None:
             self._show(completed)
+            return
+        from mm_tui.widgets.tool_row import ToolRow
+
+        rows = [row for row in self.screen.query(ToolRow) if row.focusable]
+        if rows:
+            self.screen.set_focus(rows[-1])
+        else:
+            self.screen.focus_next()
 
 
 PASTE_FOLD_LINES = 20  # a paste of more lines is shown folded in the transcript

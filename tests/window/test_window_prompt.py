@@ -129,6 +129,25 @@ async def test_a_paste_sent_as_keys_to_a_focused_row_reaches_the_prompt_whole(
         assert row.expanded == expanded
 
 
+async def test_tab_from_the_prompt_goes_to_the_newest_row(still_app: Any) -> None:
+    app = still_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await play(pilot, finished_rows_in_every_status())
+        rows = list(app.transcript.rows.values())
+        app.query_one(PromptInput).focus()
+        await settle(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is rows[-1]
+        await pilot.press("shift+tab")  # and older ones from there
+        await settle(pilot)
+        assert app.focused is rows[-2]
+        app.query_one(PromptInput).focus()
+        await pilot.press("slash", "h", "e", "tab")  # completing a command still comes first
+        await settle(pilot)
+        assert app.query_one(PromptInput).text == "/help "
+
+
 async def test_model_lists_the_servers_models_and_switches(
     model_server: Any, live_app: Any
 ) -> None:
