@@ -20,6 +20,11 @@ COMPOSING_TOOL_CALL = "Composing a tool call"
 WAITING_FOR_ANSWER = "Waiting for your answer (a/s/r)"
 
 
+#: The call id of a command the person ran with `!cmd` starts with this: a front keeps its
+#: output open, since the person asked to see it.
+PERSON_CALL_PREFIX = "shell_"
+
+
 def running_state(tool: str) -> str:
     """The spinner text while a tool runs (SPEC §3)."""
     return f"Running {tool}"

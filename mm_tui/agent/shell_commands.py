@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from mm_tui.agent.events import Notice, ToolStatus, TurnEnded
+from mm_tui.agent.events import PERSON_CALL_PREFIX, Notice, ToolStatus, TurnEnded
 from mm_tui.agent.tool_calls import ToolRunner
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
@@ -54,7 +54,7 @@ class ShellCommands:
             self.signals.sink(Notice("warning", NO_BASH))
             return TurnEnded("error", NO_BASH)
         # Unique across runs of mm-tui: the full output is kept under this id beside the session.
-        call_id = f"shell_{os.urandom(6).hex()}"
+        call_id = f"{PERSON_CALL_PREFIX}{os.urandom(6).hex()}"
         status, output = self.tools.run_for_person(call_id, tool, command)
         if status in (ToolStatus.REJECTED, ToolStatus.INTERRUPTED):
             return TurnEnded("interrupted" if status is ToolStatus.INTERRUPTED else "answered")

@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from mm_tui.agent.events import (
+    PERSON_CALL_PREFIX,
     STATUS_GLYPHS,
     PermissionAnswer,
     PermissionRequest,
@@ -44,6 +45,8 @@ STATUS_COLOURS: dict[ToolStatus, str] = {
     ToolStatus.INTERRUPTED: "$text-muted",
     ToolStatus.LOOP_DETECTED: "$error",
 }
+#: Seconds a command runs before its row opens on the tail of its output.
+LIVE_TAIL_AFTER = 1.0
 OPEN_WHEN_FINISHED = {ToolStatus.FAILED, ToolStatus.TIMED_OUT, ToolStatus.LOOP_DETECTED}
 LIVE_OUTPUT_LIMIT = 200_000  # characters of live output kept for the row (the tail)
 
@@ -131,6 +134,10 @@ class ToolRow(Widget, can_focus=True):
         self.question: PermissionRequest | None = None
         self._live_log: OutputLog | None = None
         self._body_change: Awaitable[None] | None = None  # the watcher's, for `action_fold`
+        #: A `!cmd` of the person's: its output stays open when it is done.
+        self.keep_open = started.call_id.startswith(PERSON_CALL_PREFIX)
+        self._opened_for_tail = False  # opened to show a running command's tail
+        self._chosen_by_person = False  # folded or unfolded by the person: left as they chose
 
     def render(self) -> Content:
         """The row's line; the title is cut with `…` so the status always shows."""
@@ -181,6 +188,21 @@ class ToolRow(Widget, can_focus=True):
         """Advance the spinner and the live duration."""
         self.frame = frame
         self._redraw_header()
+        self._open_for_tail()
+
+    def _open_for_tail(self) -> None:
+        """A command still running after LIVE_TAIL_AFTER seconds, with output, shows its
+        tail; a quick one never opens (no body mounted and removed per call)."""
+        if (
+            self.status == ToolStatus.RUNNING
+            and self.output
+            and not self.expanded
+            and self.question is None
+            and not self._chosen_by_person
+            and self.clock() - self.started_at >= LIVE_TAIL_AFTER
+        ):
+            self._opened_for_tail = True
+            self._show(expanded=True)
 
     def ask(self, request: PermissionRequest) -> None:
         """Show the question (what will run, the diff) and open the row."""
@@ -204,6 +226,8 @@ class ToolRow(Widget, can_focus=True):
         self.output = (self.output + text)[-LIVE_OUTPUT_LIMIT:]
         if self._live_log is not None:
             self._live_log.append(text, follow=True)
+        else:
+            self._open_for_tail()
 
     def finish(self, finished: ToolFinished) -> None:
         """The final status, duration and output (exactly what the model received)."""
@@ -216,7 +240,12 @@ class ToolRow(Widget, can_focus=True):
             self.title = finished.title
             self.tooltip = literal(self.title)
         self._redraw_header()
-        self._show(expanded=self.expanded or finished.status in OPEN_WHEN_FINISHED)
+        opened_by_us = self._opened_for_tail and not self._chosen_by_person
+        self._show(
+            expanded=(self.expanded and not opened_by_us)
+            or finished.status in OPEN_WHEN_FINISHED
+            or self.keep_open
+        )
 
     # -- the body -------------------------------------------------------------------------
 
@@ -226,6 +255,7 @@ class ToolRow(Widget, can_focus=True):
         The new height and the body's widgets (mounted or removed) make one layout and one
         frame: left to themselves they made three (the height, the body, its content), each a
         layout of every mounted block (issue 16)."""
+        self._chosen_by_person = True
         with self.app.batch_update():
             self.expanded = not self.expanded  # the watcher starts the body's change
             change, self._body_change = self._body_change, None
