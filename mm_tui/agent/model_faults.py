@@ -40,7 +40,7 @@ NO_EVENT_FOR = (
     "stopped; " + AFTER_STUCK
 )
 NOT_AN_EVENT_STREAM = (
-    "the model server at {url} did not answer with an event stream ({kind}: {first}) — "
+    "the model server at {url} did not answer with an event stream ({kind}: '{first}') — "
     "is the base URL right? it usually ends in /v1"
 )
 REDIRECTED = (
