@@ -1,4 +1,4 @@
-"""Every fault of a model server as the one line a person can act on (SPEC §3): what the
+"""Every fault of a model server as the one line a person can act on: what the
 `openai` client raised, what httpx raised while the body was read, and what the body itself
 was (empty, no event stream, only keep-alive comments…)."""
 
