@@ -21,6 +21,7 @@ here is about a model's answer, not about HTTP:
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import socket
 import threading
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 #: A compressed body is inflated at most this many bytes at a time.
 INFLATE_STEP = 64 * 1024
+#: An error answer (a status of 300 or more) is read at most this far: the SDK reads it whole.
+ERROR_BODY_MOST = 64 * 1024
 #: The keys of a chat request in the order the SDK's `chat.completions.create` writes them
 #: (its body is a dict literal in this order), so the bytes sent are the bytes it would send.
 SDK_KEY_ORDER = (
@@ -59,7 +62,8 @@ def build_http_client(connections: Connections) -> Any:
     - `Accept-Encoding: identity`: an event stream is read as it comes, and a compressed one
       could inflate to gigabytes;
     - a connection per request, whose socket `connections` learns as it opens (a pooled one
-      would be reused without a word), for an interrupt to shut.
+      would be reused without a word), for an interrupt to shut;
+    - an error answer read at most `ERROR_BODY_MOST` bytes (`cap_error_body`).
     """
     import httpx2
     import openai
@@ -68,8 +72,39 @@ def build_http_client(connections: Connections) -> Any:
         follow_redirects=False,
         headers={"Accept-Encoding": "identity"},
         limits=httpx2.Limits(max_connections=100, max_keepalive_connections=0),
-        event_hooks={"request": [connections.trace]},
+        event_hooks={"request": [connections.trace], "response": [cap_error_body]},
     )
+
+
+def cap_error_body(response: Any) -> None:
+    """An httpx `response` event hook: the body of an error answer, which the SDK reads whole
+    to describe it, ends after `ERROR_BODY_MOST` bytes (an endless one would fill memory)."""
+    if response.status_code >= 300:
+        response.stream = _capped_stream_class()(response.stream, ERROR_BODY_MOST)
+
+
+@functools.cache
+def _capped_stream_class() -> type:
+    """httpx's byte stream ended after `most` bytes (made once httpx is loaded)."""
+    import httpx2
+
+    class Capped(httpx2.SyncByteStream):
+        def __init__(self, stream: Any, most: int) -> None:
+            self._stream = stream
+            self._most = most
+
+        def __iter__(self) -> Iterator[bytes]:
+            left = self._most
+            for data in self._stream:
+                yield data[:left]
+                left -= len(data)
+                if left <= 0:
+                    return
+
+        def close(self) -> None:
+            self._stream.close()
+
+    return Capped
 
 
 def chat_request(client: Any, request: dict[str, Any]) -> Any:

@@ -7,7 +7,7 @@ the answer's head (and the first bytes of its body) came; 5xx are retried as any
 server that sends only keep-alive comments is cut after twice the request timeout without an
 event; one that sends 4 MB without a complete event (a line that never ends, blank lines) is
 cut there; a compressed body is inflated 64 KB at a time, so nothing of it past those 4 MB is
-held. Here the request timeout is 0.5 s."""
+held; an error answer is read 64 KB at most. Here the request timeout is 0.5 s."""
 
 from __future__ import annotations
 
@@ -267,3 +267,21 @@ def test_a_body_that_is_no_event_stream_is_said_with_what_it_was(
         f"the model server at {server.base_url} did not answer with an event stream ({shown}) "
         "— is the base URL right? it usually ends in /v1"
     )
+
+
+def test_an_error_answer_whose_body_never_ends_is_read_only_in_part(
+    hostile: Any, make_agent: AgentFactory
+) -> None:
+    """A 500 streaming an endless body: the SDK reads an error body whole to describe it;
+    here it is read 64 KB at most, retried as any 500, and said in one line."""
+    endless = forever(head("500 Internal Server Error", "Content-Type: text/plain", CHUNKED),
+                      b"overloaded " * 6000, 0.0)  # fmt: skip
+    server = hostile(*[endless] * 4)
+    agent, events = make_agent(base_url=server.base_url, request_timeout=10)
+
+    ended, peak = measured(agent)
+    line = ends_with_one_line(agent, events, ended)
+
+    assert line.startswith("the model server failed (HTTP 500: overloaded overloaded"), line
+    assert line.endswith("— gave up after 3 retries")
+    assert peak < 32 << 20, f"{peak >> 20} MB held"
