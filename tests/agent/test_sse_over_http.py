@@ -9,7 +9,8 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -124,11 +125,22 @@ def test_a_stream_written_a_byte_at_a_time_reads_as_written_whole(
     assert list(seen) == [ONE, TWO]
 
 
-def test_a_compressed_stream_is_decoded_before_it_is_read() -> None:
-    body = gzip.compress(sse_body(b"\n"))
+@pytest.mark.parametrize(
+    ("coding", "compress"),
+    [
+        (b"gzip", gzip.compress),
+        (b"deflate", zlib.compress),
+        (b"deflate", lambda data: zlib.compress(data)[2:-4]),  # raw, as some servers send it
+    ],
+    ids=["gzip", "deflate", "raw deflate"],
+)
+def test_a_compressed_stream_is_decoded_before_it_is_read(
+    coding: bytes, compress: Callable[[bytes], bytes]
+) -> None:
+    body = compress(sse_body(b"\n"))
     writes = [body[: len(body) // 2], body[len(body) // 2 :]]
 
-    seen = read_over_http(head(b"text/event-stream", b"Content-Encoding: gzip"), writes)
+    seen = read_over_http(head(b"text/event-stream", b"Content-Encoding: " + coding), writes)
 
     assert list(seen) == [ONE, TWO]
 
