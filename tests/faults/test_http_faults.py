@@ -56,7 +56,7 @@ def run_turn(agent: Agent, bound: float = 60.0) -> TurnEnded:
 
 
 @pytest.fixture
-def hostile(request: pytest.FixtureRequest) -> Iterator[Any]:
+def hostile() -> Iterator[Any]:
     servers: list[HostileServer] = []
 
     def start(*answers: Answer) -> HostileServer:
