@@ -22,6 +22,7 @@ SUITES = (
     "bench.bench_window",
     "bench.bench_corpus",
     "bench.bench_sessions",
+    "bench.bench_transport",
 )
 RESULTS = Path(__file__).with_name("RESULTS.md")
 

@@ -5,7 +5,7 @@
   read and json parse (the least any client does), and the openai SDK's typed stream.
 - A runaway-sized tool call: 200 KB of arguments streamed through the core (runaway watch,
   assembly) against the same two baselines.
-- Paced streaming (issue 16): the core alone, built as the window builds it
+- Paced streaming: the core alone, built as the window builds it
   (`window.ports.live_factory`, its sink a list append), running one turn of a 1,000-token
   answer at 50 and 200 tokens/s and at wire speed, against the floor of the window's bench
   (`bench_window_stream`: a bare client reading the same stream raw), both in fresh
@@ -13,8 +13,9 @@
   process's CPU seconds per 1,000 tokens. The core's client is built before the span, as the
   window builds it right after its first frame. Beside it, the CPU of the stream's reader
   thread alone (where the chunks are read, parsed and said; the turn's thread only waits for
-  it). Aim at 50 tokens/s: at most 0.7x the floor, so the window (its budget is 2x, Textual
-  idle alone ~0.7x) has room.
+  it). Reported, no aim: the aim of 0.7x the floor held while a hand-written transport read
+  the stream at most every 50 ms (every 0.5 s in the window); on the `openai` client's own
+  transport each token is read as it comes (docs/decisions/0001-http-transport.md).
 - Import: `import mm_tui.agent.agent` in a fresh interpreter against a bare `python -c pass`.
 
 Run `python -m bench.bench_core` (`python -m bench.bench_core paced` for the paced rows alone).
@@ -55,7 +56,6 @@ PACED_RATES = (50, 200, 0)
 PACED_NAME = "core alone, streaming {label}: CPU s per 1,000 tokens vs bare SSE read"
 READER_NAME = "core's stream reader thread alone, {label}: CPU s per 1,000 tokens vs bare SSE read"
 PACED_ROUNDS = 3
-PACED_AIM = 0.7
 READER_THREAD = "mm-model-stream"  # model_client.ModelClient.stream's reader
 
 
@@ -181,8 +181,7 @@ def bench_paced(rates: tuple[int, ...] = PACED_RATES, rounds: int = PACED_ROUNDS
         floor = _median(bare, "cpu") * per
         label = f"at {rate} tokens/s" if rate else "at wire speed"
         rows.append(
-            row(PACED_NAME.format(label=label), _median(core, "cpu") * per, floor,
-                unit="s", max_ratio=PACED_AIM if rate == 50 else None)
+            row(PACED_NAME.format(label=label), _median(core, "cpu") * per, floor, unit="s")
         )  # fmt: skip
         if rate:
             rows.append(

@@ -6,58 +6,36 @@ fault turned into one clear line (SPEC §3).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mm_tui.agent.model_faults import (
+    EMPTY_BODY,
+    NO_EVENT_AT_ALL,
+    NO_EVENT_FOR,
+    NO_EVENT_IN,
+    ModelFault,
+    describe,
+    mid_stream_fault,
+    not_an_event_stream,
+)
+from mm_tui.agent.model_wire import Connections, InFlight
 from mm_tui.agent.turn_signals import CancelFlag
-from mm_tui.support.terminal_text import quoted
-
-if TYPE_CHECKING:
-    from mm_tui.agent.lean_transport import LeanTransport
 
 log = logging.getLogger(__name__)
 
-HOW_TO_SET_URL = "start it, or set another with --base-url, OPENAI_BASE_URL or baseURL in .mm.yaml"
-NOT_OPENAI_COMPATIBLE = (
-    "the server at {url} is not OpenAI-compatible: it has no /models (HTTP 404: {detail}) — "
-    "the base URL usually ends in /v1"
-)
-RETRYABLE_STATUSES = (429, 500, 502, 503, 504)
+__all__ = ["Interrupted", "ModelClient", "ModelFault", "mid_stream_fault", "sse_chunks"]
 
-
-@dataclass(frozen=True)
-class ModelFault(Exception):
-    """A server fault, phrased as the one line the person and the session's `errors` get."""
-
-    message: str
-    retryable: bool = False
-    status: int | None = None
-    body: str = ""
-
-    def __str__(self) -> str:
-        return self.message
+#: A stream is read at most this far (bytes) without a complete event: no event of a real
+#: answer comes near it, and no more is held (a line that never ends, comments only).
+QUIET_BYTES = 4 * 1024 * 1024
 
 
 class Interrupted(Exception):
     """The person interrupted while the model was streaming."""
-
-
-def lean_transport_fits(base_url: str) -> bool:
-    """Whether the lean transport may carry requests to `base_url`: plain http with no proxy
-    in the environment. httpx stops reading the environment's proxies (and NO_PROXY) once it
-    is given a transport, so a proxied or https server keeps httpx's own transport, with the
-    proxies, certificates and NO_PROXY rules the `openai` client has always used."""
-    import urllib.parse
-    import urllib.request
-
-    if urllib.parse.urlsplit(base_url).scheme != "http":
-        return False
-    proxies = urllib.request.getproxies_environment()  # http_proxy, ALL_PROXY… in any case
-    return not (proxies.get("http") or proxies.get("all"))
 
 
 class ModelClient:
@@ -66,32 +44,27 @@ class ModelClient:
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 300.0) -> None:
         self.base_url = base_url
         self.timeout = timeout
+        #: A stream that sends no event this long (only keep-alive comments: the read timeout
+        #: sees bytes) ends with `NO_EVENT_FOR`; twice the read timeout, since a server that
+        #: sends them says it is busy (`mlx_lm.server` sends them while it reads the prompt).
+        self.no_event_limit = 2 * timeout
         self._api_key = api_key or "none"
         self._client: Any = None
-        self._transport: LeanTransport | None = None
-        #: How often a flowing event stream is read over plain http, in seconds (None: the
-        #: lean transport's `PACE`); set before the client is built (the window reads less
-        #: often than it draws).
-        self.read_pace: float | None = None
+        self._connections = Connections()
 
     @property
     def client(self) -> Any:
         if self._client is None:
             import openai
 
-            http_client = None
-            if lean_transport_fits(self.base_url):
-                from mm_tui.agent.lean_transport import LeanTransport
+            from mm_tui.agent.model_wire import build_http_client
 
-                pace = self.read_pace
-                self._transport = LeanTransport() if pace is None else LeanTransport(pace)
-                http_client = openai.DefaultHttpxClient(transport=self._transport)
             self._client = openai.OpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 timeout=self.timeout,
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
-                http_client=http_client,
+                http_client=build_http_client(self._connections),
             )
             # Here, where the window builds the client, not in the first message's stream:
             # the SDK imports its chat resources on first use (tens of ms of CPU), its first
@@ -122,14 +95,14 @@ class ModelClient:
         A helper thread does the HTTP exchange and calls `on_chunks`; this thread waits once,
         for the end or an interrupt, so an interrupt is noticed at once even while the server
         sends nothing (a stall, a slow first token), and no thread is woken per chunk beyond
-        the one reading it (issue 16). A block's chunks (those one read of the socket
-        completed) come in one call, so their work runs in one loop; `on_chunks` may look at
-        `cancel` between them. Once this thread has left on an interrupt, `on_chunks` is never
-        called again. The SSE body is read raw (`sse.EventStreamReader`), straight from the
-        lean transport's socket when it carries the request: the same bytes the SDK's typed
+        the one reading it. A block's chunks (those one read of the socket completed) come in
+        one call, so their work runs in one loop; `on_chunks` may look at `cancel` between
+        them. Once this thread has left on an interrupt, `on_chunks` is never called again.
+        The SSE body is read raw (`sse.EventStreamReader`): the same bytes the SDK's typed
         stream reads, at a small part of its cost per chunk.
         """
         finished = threading.Event()
+        connection = InFlight()
         gate = threading.Lock()  # held around a block's on_chunks call; the interrupt takes it
         run: dict[str, Any] = {}
 
@@ -158,25 +131,15 @@ class ModelClient:
             return False
 
         def read() -> None:
-            from mm_tui.agent.sse import EventStreamReader
+            from mm_tui.agent.model_wire import chat_request
 
             try:
-                with self.client.chat.completions.with_streaming_response.create(
-                    **request, stream=True
-                ) as response:
-                    run["response"] = response
-                    http_response = response.http_response
-                    events = EventStreamReader(http_response.encoding or "utf-8")
-                    blocks = self._raw_blocks(http_response) or response.iter_bytes()
-                    for block in blocks:
-                        if take(events.feed(block)):
-                            return
-                        if events.failure is not None:
-                            raise events.failure
-                        if events.done:
-                            return
-                    if not take(events.end()) and events.failure is not None:
-                        raise events.failure
+                with self._connections.carrying(connection):
+                    response = chat_request(self.client, request)
+                try:
+                    self._read_body(response.http_response, take)
+                finally:
+                    response.close()
             except BaseException as exc:  # handed to the caller, which describes it
                 log.debug("the model stream ended with an exception", exc_info=True)
                 run["failure"] = exc
@@ -195,108 +158,60 @@ class ModelClient:
         if cancel.is_set():
             with gate:
                 run["left"] = True
-            self._stop_reading(reader, run.get("response"))
+            connection.shut()  # the reader ends (and closes it); the server stops generating
             raise Interrupted()
         if "chunk_failure" in run:
             raise run["chunk_failure"]
         if "failure" in run:
             raise self.describe(run["failure"], model=request.get("model")) from None
 
-    def _stop_reading(self, reader: threading.Thread, response: Any) -> None:
-        """An interrupted stream: its connection shut, so the reader ends and the server
-        stops generating (whether the first byte came or not)."""
-        if not reader.is_alive():
-            return
-        if self._transport is not None and reader.ident is not None:
-            self._transport.abort(reader.ident)
-        if response is not None:
-            try:
-                response.close()
-            except Exception:  # closing a broken stream must not hide why it broke
-                log.debug("closing the model stream failed", exc_info=True)
+    def _read_body(self, response: Any, take: Callable[[list[dict[str, Any]]], bool]) -> None:
+        """The event stream of `response` to `take`, block by block, up to `[DONE]`, its end,
+        or a bound: `QUIET_BYTES` of body, or `no_event_limit` seconds, without an event."""
+        from mm_tui.agent.model_wire import body_blocks
+        from mm_tui.agent.sse import EventStreamReader
 
-    def _raw_blocks(self, response: Any) -> Iterator[bytes] | None:
-        """The body's blocks as the lean transport reads them, when it carries `response`
-        (None otherwise: httpx's own `iter_bytes` then reads it)."""
-        return None if self._transport is None else self._transport.raw_blocks(response)
+        events = EventStreamReader(response.encoding or "utf-8")
+        clock = time.monotonic
+        seen, quiet_bytes, quiet_since, total = 0, 0, clock(), 0
+        for block in body_blocks(response):
+            total += len(block)
+            if take(events.feed(block)):
+                return
+            if events.failure is not None:
+                raise self._failure(events.failure, response)
+            if events.done:
+                return
+            if events.events != seen:
+                seen, quiet_bytes, quiet_since = events.events, 0, clock()
+                continue
+            quiet_bytes += len(block)
+            if quiet_bytes > QUIET_BYTES:
+                raise ModelFault(NO_EVENT_IN.format(url=self.base_url, size=QUIET_BYTES >> 20))
+            if clock() - quiet_since > self.no_event_limit:
+                raise ModelFault(
+                    NO_EVENT_FOR.format(url=self.base_url, seconds=self.no_event_limit)
+                )
+        if take(events.end()):
+            return
+        if events.failure is not None:
+            raise self._failure(events.failure, response)
+        if not events.events:
+            status = response.status_code
+            what = EMPTY_BODY if not total else NO_EVENT_AT_ALL
+            raise ModelFault(what.format(url=self.base_url, status=status, size=total))
+
+    def _failure(self, failure: Exception, response: Any) -> Exception:
+        from mm_tui.agent.sse import NotAnEventStream
+
+        if isinstance(failure, NotAnEventStream):
+            content_type = response.headers.get("content-type", "")
+            return not_an_event_stream(self.base_url, content_type, failure.first_line)
+        return failure
 
     def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
         """Turn any exception from the client into one line a person can act on."""
-        import openai
-
-        url = self.base_url
-        if isinstance(exc, ModelFault):
-            return exc
-        if isinstance(exc, openai.APITimeoutError):
-            return ModelFault(
-                f"the model server at {url} did not answer within {self.timeout:g}s — "
-                "it may still be loading the model; try again",
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            cause = _root_cause(exc)
-            return ModelFault(
-                f"cannot reach the model server at {url} ({cause}) — {HOW_TO_SET_URL}"
-            )
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _error_detail(exc)
-            body = _body_text(exc)
-            if status == 401:
-                return ModelFault(
-                    f"the model server at {url} refused the API key (HTTP 401: {detail}) — set it "
-                    "with OPENAI_API_KEY or apiKey in .mm.yaml",
-                    status=status,
-                    body=body,
-                )
-            if status == 404 and not model:  # GET /models itself is not there
-                return ModelFault(
-                    NOT_OPENAI_COMPATIBLE.format(url=url, detail=detail), status=status, body=body
-                )
-            if status == 404:
-                return ModelFault(
-                    f"the model server at {url} has no model '{quoted(model or '')}' "
-                    f"(HTTP 404: {detail}) — "
-                    "choose one with /model, --model, MM_MODEL or model in .mm.yaml",
-                    status=status,
-                    body=body,
-                )
-            if status == 429:
-                return ModelFault(
-                    f"the model server is rate limiting (HTTP 429: {detail})",
-                    retryable=True,
-                    status=status,
-                    body=body,
-                )
-            if status >= 500:
-                return ModelFault(
-                    f"the model server failed (HTTP {status}: {detail})",
-                    retryable=status in RETRYABLE_STATUSES,
-                    status=status,
-                    body=body,
-                )
-            return ModelFault(
-                f"the model server rejected the request (HTTP {status}: {detail})",
-                status=status,
-                body=body,
-            )
-        if isinstance(exc, openai.APIError):
-            return ModelFault(
-                f"the model server reported an error mid-stream: {quoted(str(exc.message))}"
-            )
-        if isinstance(exc, json.JSONDecodeError | ValueError):
-            return ModelFault(f"the model server sent a malformed chunk ({quoted(str(exc))})")
-        name = type(exc).__name__
-        if "Timeout" in name:
-            return ModelFault(
-                f"the model server at {url} stopped sending for {self.timeout:g}s mid-answer"
-            )
-        if "Protocol" in name or "Read" in name or "Connect" in name or isinstance(exc, OSError):
-            return ModelFault(
-                f"the connection to the model server at {url} broke mid-stream ({name})"
-            )
-        return ModelFault(
-            f"unexpected failure talking to the model server ({name}: {quoted(str(exc))})"
-        )
+        return describe(exc, url=self.base_url, timeout=self.timeout, model=model)
 
 
 def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dict[str, Any]]:
@@ -323,37 +238,3 @@ def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dic
         if chunk.get("error"):
             raise mid_stream_fault(chunk["error"])
         yield chunk
-
-
-def mid_stream_fault(error: object) -> ModelFault:
-    """The fault for a chunk carrying `error`: the server said it failed mid-stream."""
-    message = error.get("message") if isinstance(error, dict) else str(error)
-    return ModelFault(f"the model server reported an error mid-stream: {quoted(str(message))}")
-
-
-def _root_cause(exc: BaseException) -> str:
-    seen = exc
-    while (earlier := seen.__cause__ or seen.__context__) is not None:
-        seen = earlier
-    text = str(seen) or type(seen).__name__
-    if "refused" in text.lower():
-        return "connection refused"
-    return text.splitlines()[0][:160]
-
-
-def _error_detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return str(message).splitlines()[0][:200]
-    return str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
-
-
-def _body_text(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    try:
-        return json.dumps(body) if body is not None else ""
-    except (TypeError, ValueError):
-        return str(body)

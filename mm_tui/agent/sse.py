@@ -1,4 +1,4 @@
-"""A server-sent-events body cut into its JSON chunks as its blocks arrive (issue 16).
+"""A server-sent-events body cut into its JSON chunks as its blocks arrive.
 
 A local model sends one event per token, so this runs per token on the CPU the model needs:
 each block is cut into lines in one call, and each event's JSON is decoded by msgspec from its
@@ -23,6 +23,17 @@ log = logging.getLogger(__name__)
 DONE = b"[DONE]"
 _LINE_ENDS = (b"\n", b"\r")
 _DECODER = msgspec.json.Decoder()
+#: How an event stream's first line starts: a field SSE knows, or a comment.
+_FIELDS = (b"data", b":", b"event", b"id", b"retry")
+_BOM = b"\xef\xbb\xbf"
+
+
+class NotAnEventStream(Exception):
+    """The body's first line is no event-stream line: an HTML page, a JSON document…"""
+
+    def __init__(self, first_line: bytes) -> None:
+        super().__init__("not an event stream")
+        self.first_line = first_line
 
 
 class EventStreamReader:
@@ -33,12 +44,15 @@ class EventStreamReader:
     `data:` lines are joined (SSE allows several); comments and other fields are skipped;
     `end` reads a last line and event the body left open. An event that does not decode ends
     the reading where it stands: `feed` returns the chunks before it and `failure` holds the
-    error, for the caller to raise once it has taken them.
+    error, for the caller to raise once it has taken them; so does a body whose first line is
+    no event-stream line (`NotAnEventStream`). `events` counts the events read (`[DONE]` too).
     """
 
     def __init__(self, encoding: str = "utf-8") -> None:
         self.done = False
         self.failure: Exception | None = None
+        self.events = 0
+        self._checked = False  # the first line was seen to be an event stream's
         try:
             self._text_only = codecs.lookup(encoding).name != "utf-8"
         except LookupError:  # an unknown encoding fails where it did: decoding the first event
@@ -57,6 +71,8 @@ class EventStreamReader:
         self._after_cr = block[-1:] == b"\r"
         if self._rest:
             block, self._rest = self._rest + block, b""
+        if not self._checked and not self._first_line_fits(block):
+            return []
         lines = block.splitlines()
         if lines and block[-1:] not in _LINE_ENDS:
             self._rest = lines.pop()
@@ -71,6 +87,7 @@ class EventStreamReader:
                 continue  # a blank line with no event open
             payload = data[0] if len(data) == 1 else b"\n".join(data)
             data.clear()
+            self.events += 1
             if payload.strip() == DONE:
                 self.done = True
                 break
@@ -87,6 +104,23 @@ class EventStreamReader:
     def end(self) -> list[dict[str, Any]]:
         """The body ended: its last line and event, if it left them open, are read."""
         return self.feed(b"\n\n")
+
+    def _first_line_fits(self, block: bytes) -> bool:
+        """Whether the body so far (`block`) may be an event stream: its first line starts as
+        an SSE field or a comment does, or too little came to tell (then False, and the
+        bytes are kept). A body that is none sets `failure`."""
+        head = block.removeprefix(_BOM).lstrip(b"\r\n\t ")
+        too_short = False
+        for field in _FIELDS:
+            if head.startswith(field):
+                self._checked = True
+                return True
+            too_short = too_short or field.startswith(head)
+        if too_short:
+            self._rest = block
+        else:
+            self.failure = NotAnEventStream(head.split(b"\n", 1)[0][:80])
+        return False
 
     def _decode(self, payload: bytes) -> Any:
         if not self._text_only:

@@ -18,16 +18,6 @@ if TYPE_CHECKING:
 
 PortFactory = Callable[[EventSink], AgentPort]
 
-#: The window reads the model's stream at most this often while it flows (seconds): it draws
-#: the answer's new lines twice a second (line_gate.py), and each read wakes a thread on the
-#: model's machine (issue 16): a wake-up finds the CPU's caches cold and costs far more than the
-#: few chunks it reads (~0.3 ms of CPU a read in the window at 50 tokens/s, where a chunk costs
-#: ~3 us once read), so the window reads as seldom as it draws. The first bytes, and the end
-#: once the model says it finished (stream_signs.FINISHING), are read as they come, and a
-#: tool call being composed every 0.1 s (stream_signs.TOOL_CALL_PACE: its end starts a tool).
-#: `-p` and ACP keep the transport's own pace (50 ms): they show text as it is read.
-WINDOW_READ_PACE = 0.5
-
 
 def live_factory(
     config: Config, cwd: Path, resume: Path | str | None = None, continue_last: bool = False
@@ -39,7 +29,6 @@ def live_factory(
 
         session = str(resume) if resume is not None else None
         agent = Agent(config, sink, cwd, resume=session, continue_last=continue_last)
-        agent.client.read_pace = WINDOW_READ_PACE
         # Import openai (0.3 s, seconds on a loaded machine) and build its client here, in the
         # worker right after the first frame, so the first message does not wait for it.
         _ = agent.client.client
