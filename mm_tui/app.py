@@ -2,25 +2,34 @@
 
 The core (the Agent, or a replay source) sits behind `AgentPort`, reached only through
 `self.turns` (TurnController); events come through `EventBridge`, slash commands from
-`window.commands`; both draw through `mm_tui.surface.ScreenSurface`."""
+`window.commands`; both draw through `mm_tui.surface.ScreenSurface`.
+
+One App class, no base classes of its own. Its screen (`app_parts.screen.WindowScreen`) names
+the conversation's widgets and handles what they send up that only moves them; the app holds
+its other parts as plain objects: `CoreStart`
+(how the core is built), `Clock` (the ticks while a turn runs), `Preferences` (palette, theme,
+keymap, notifications). Textual asks the App for bindings, actions, message handlers and
+system commands; those stay here and hand the work to the parts. The module is longer than
+the house limit on purpose: one class read in one place (tests/architecture lists it)."""
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 from textual import events, on
-from textual.app import ComposeResult
+from textual.actions import SkipAction
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
 from mm_tui.agent.events import (
     AssistantMessageDone,
     Notice,
-    NoticeLevel,
     PermissionRequest,
     PermissionResolved,
     ReasoningDelta,
@@ -35,15 +44,16 @@ from mm_tui.agent.events import (
     TurnSummary,
     Usage,
 )
-from mm_tui.app_core import WindowCore
+from mm_tui.app_parts.clock import Clock
+from mm_tui.app_parts.preferences import Preferences, binding_owners
+from mm_tui.app_parts.screen import WindowScreen, open_viewer
+from mm_tui.app_parts.start import CoreStart
 from mm_tui.surface import ScreenSurface
-from mm_tui.widgets.keys_footer import KeysFooter
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
-from mm_tui.widgets.prompt import PromptInput
+from mm_tui.widgets.prompt import PromptInput, remember_paste
 from mm_tui.widgets.prompt_history import PromptHistory, default_history_path
 from mm_tui.widgets.slash_menu import SlashMenu
-from mm_tui.widgets.status_line import QueuedMessages, StatusLine
-from mm_tui.widgets.top_line import TopLine
+from mm_tui.widgets.status_line import StatusLine
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window import event_bridge as notes
 from mm_tui.window.commands import SlashCommands
@@ -59,14 +69,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class WindowScreen(Screen[None]):
-    """The window's screen: the prompt has the focus from the start, so the keys typed while
-    the window starts go into it (Textual focused the transcript first, the first focusable)."""
+def _scroll(key: str, where: str, description: str) -> Binding:
+    """A scrollback key that works while the prompt has the focus."""
+    return Binding(
+        key,
+        f"scroll_transcript('{where}')",
+        description,
+        show=False,
+        priority=True,
+        id=f"app.{where}",
+    )
 
-    AUTO_FOCUS = "#prompt"
 
-
-class MMApp(WindowCore):
+class MMApp(App[int]):
     """mm-tui's window: top line, transcript, status line, prompt, footer.
 
     It wires keys and events; `self.turns` (a `TurnController`) owns the turn state and the
@@ -76,7 +91,20 @@ class MMApp(WindowCore):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
     _settling = False  # events arrived; they are taken `SETTLE_SECONDS` after the first
+    ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
+        _scroll("pageup,shift+pageup", "page_up", "Page up"),
+        _scroll("pagedown,shift+pagedown", "page_down", "Page down"),
+        _scroll("ctrl+home", "top", "Top"),
+        _scroll("ctrl+end", "bottom", "Bottom"),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            show=False,
+            priority=True,
+            id="app.command_palette",
+        ),
         Binding("escape", "interrupt", "Interrupt", priority=True, id="app.interrupt"),
         Binding("f2", "focus_question", "Answer", id="app.focus_question"),
         Binding("alt+up", "edit_queued", "Edit queued", priority=True, id="app.edit_queued"),
@@ -105,7 +133,8 @@ class MMApp(WindowCore):
         `first_run`: the server check whose findings open the empty transcript.
         `trust`: a project to ask about before the core is built (issue 11).
         `pick_session`: open `/resume`'s picker once the core is ready (`--resume` alone)."""
-        super().__init__(config, agent_factory, build_in_worker=build_in_worker, trust=trust)
+        super().__init__()
+        self.config = config
         self.cwd = cwd
         self.clock = clock
         self.still = still
@@ -115,52 +144,121 @@ class MMApp(WindowCore):
         self.history = PromptHistory(
             history_path if history_path is not None else default_history_path()
         )
-        self.frame = 0
-        self.surface = ScreenSurface(self, self.bridge, self.remapped_keys)
+        self.preferences = Preferences(
+            self,
+            lambda: self.config,
+            lambda level, text: self.surface.say(level, text),
+            lambda text: self.commands.handle(text),
+            self.binding_owners,
+            lambda: self.preferences_env,
+        )
+        self.surface = ScreenSurface(self, self.bridge, self.preferences.remapped_keys)
         self.turns = TurnController(self.surface, self.bridge, config_view(config, cwd), clock)
         self.commands = SlashCommands(self.turns, self.surface, cwd)
+        self.ticker = Clock(self, self.turns, self.bridge, self.take_events)
+        self.starter = CoreStart(
+            self,
+            agent_factory,
+            build_in_worker=build_in_worker,
+            trust=trust,
+            parts=(self.bridge, self.turns, self.surface),
+            obeyed=self._config_obeyed,
+        )
         if still:
             self.animation_level = "none"
 
-    # -- layout ---------------------------------------------------------------------------
+    #: The environment the user's config is found in (XDG_CONFIG_HOME); tests give their own.
+    preferences_env: Mapping[str, str] | None = None
 
-    def compose(self) -> ComposeResult:
-        yield TopLine(id="top-line")
-        yield Transcript(preview_lines=self.config.preview_lines, clock=self.clock)
-        yield SlashMenu(id="slash-menu")
-        yield QueuedMessages(id="queue")
-        yield StatusLine(id="status-line")
-        yield PromptInput(self.history, root=self.cwd, id="prompt")
-        yield KeysFooter(show_command_palette=False)
+    @classmethod
+    def binding_owners(cls) -> tuple[type, ...]:
+        """Every class whose bindings have ids a `keymap` may name."""
+        return (cls, *binding_owners())
+
+    # -- layout and start-up --------------------------------------------------------------
 
     def get_default_screen(self) -> Screen[None]:
-        return WindowScreen(id="_default")
+        return WindowScreen(
+            self.history,
+            self.cwd,
+            preview_lines=self.config.preview_lines,
+            clock=self.clock,
+            full_output=self.full_output,
+        )
+
+    def compose(self) -> ComposeResult:
+        screen = self.screen
+        assert isinstance(screen, WindowScreen)
+        yield from screen.conversation()
+
+    # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
+    # tens of thousands of events, a turn ten ticks a second.
+    @property
+    def transcript(self) -> Transcript:
+        return self.ticker.widgets()[0]
+
+    @property
+    def status_line(self) -> StatusLine:
+        return self.ticker.widgets()[1]
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.ticker.widgets()[2]
+
+    @property
+    def frame(self) -> int:
+        """The spinner's frame (the clock numbers them)."""
+        return self.ticker.frame
+
+    @property
+    def flowing(self) -> bool:
+        """The model's text flows: nothing animates (the spinner, the prompt's cursor)."""
+        return self.ticker.flowing
+
+    @property
+    def core_thread(self) -> threading.Thread | None:
+        """The thread building the core: None until the first frame is drawn (or without one)."""
+        return self.starter.core_thread
+
+    def _config_obeyed(self, config: Config) -> None:
+        """The project is trusted: its config, loaded again, is the window's."""
+        self.config = config
+
+    def read_typeahead_first(self, typed: str) -> None:
+        """Keys typed before the window could read them are read before the terminal."""
+        self.starter.read_typeahead_first(typed)
+
+    def on_typeahead_read(self) -> None:
+        """The driver's `TypeaheadRead` (by name: its module loads only with typeahead)."""
+        self.starter.typeahead_read()
+
+    def on_ready(self) -> None:
+        """Textual's `Ready`: the first frame is on screen, the core's build starts now."""
+        self.starter.ready()
+
+    @on(notes.Ticked)
+    async def _tick(self) -> None:
+        await self.ticker.tick()
 
     def on_mount(self) -> None:
         prompt = self.query_one(PromptInput)
         prompt.cursor_blink = not self.still
         prompt.focus()
-        self.apply_preferences()
+        self.preferences.apply()
         self.query_one(SlashMenu).display = False
         if self.first_run is not None:
             from mm_tui.widgets.first_run import FirstRunPanel
 
             self.transcript.mount(FirstRunPanel(self.first_run, url=self.config.base_url))
-        self.start_core()  # a replay now; the live core once the first frame is drawn
+        self.starter.start()  # a replay now; the live core once the first frame is drawn
         self.turns.refresh_top_line()
         if not self.still:
-            self.start_clock()
+            self.ticker.start()
 
     def on_first_run_panel_checked(self, message: FirstRunPanel.Checked) -> None:
         """The server check named the model a first turn will use: the top line says it now,
         not after that turn (by name: the panel's module loads after the first frame)."""
         self.turns.model_found(message.check.model)
-
-    def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
-        return self.turns, self.bridge
-
-    def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
-        return self.bridge, self.turns, self.surface
 
     def full_output(self, call_id: str) -> str | None:
         """The core's kept copy of a call's whole output (Ctrl+O on a row)."""
@@ -230,7 +328,7 @@ class MMApp(WindowCore):
             case ToolOutputDelta(call_id=call_id, text=text):
                 if (row := transcript.rows.get(call_id)) is not None:
                     row.add_output(text)
-                if (viewer := self.open_viewer()) is not None and viewer.call_id == call_id:
+                if (viewer := open_viewer(self)) is not None and viewer.call_id == call_id:
                     viewer.append(text)
             case SpinnerChanged(state=state):
                 self.status_line.state = state
@@ -314,11 +412,13 @@ class MMApp(WindowCore):
         if ended.reason != "interrupted":  # the person who interrupted is here
             self.notify_if_away(TURN_FAILED.format(reason=error) if error else TURN_DONE)
 
-    def say_preference(self, level: NoticeLevel, text: str) -> None:
-        self.surface.say(level, text)
+    def notify_if_away(self, text: str) -> None:
+        """A turn ended or a question waits: bell and desktop notification if unfocused."""
+        self.preferences.notify_if_away(text)
 
-    def run_command_line(self, text: str) -> None:
-        self.commands.handle(text)
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The palette (Ctrl+P): every slash command, and the theme."""
+        return self.preferences.system_commands()
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -355,6 +455,25 @@ class MMApp(WindowCore):
             # keys would have its spaces and Enter taken by the row as fold keys.
             self.screen.set_focus(prompt)
             prompt.insert(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste while a row has the focus goes to the prompt too."""
+        prompt = self.query_one(PromptInput)
+        focused = self.focused
+        # No focus yet (start-up): the screen hands the paste to the prompt itself.
+        if focused is not None and focused is not prompt and len(self.screen_stack) == 1:
+            event.stop()
+            prompt.focus()
+            remember_paste(prompt.pastes, event.text)
+            prompt.insert(event.text)
+
+    def action_scroll_transcript(self, where: str) -> None:
+        """PageUp/PageDown (with or without Shift), Ctrl+Home/End, End: move the transcript.
+
+        On another screen (a viewer, a picker) the key goes on to that screen."""
+        if len(self.screen_stack) != 1:
+            raise SkipAction()
+        self.query_one(Transcript).scroll_by_key(where)
 
     def action_answer(self, key: str, reason: str = "") -> None:
         """a / s / r: answer the oldest open question (SPEC §7); `reason`: why it was rejected."""

@@ -19,6 +19,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mm_tui"
 MAX_MODULE_LINES = 400
+#: Modules allowed past `MAX_MODULE_LINES`, each with its own ceiling and its reason: the limit
+#: asks a reviewer to look, it does not split a class across files (docs/decisions: one App).
+LONG_MODULES: dict[str, tuple[int, str]] = {
+    "mm_tui/app.py": (
+        560,
+        "the one App class: Textual looks for bindings, actions, message handlers and the "
+        "palette's commands on the App; the work itself is in mm_tui/app_parts/",
+    ),
+}
 LOGGING_NAMES = {"log", "logger", "logging", "_log", "LOG"}
 
 
@@ -117,12 +126,29 @@ def test_the_import_contracts_hold() -> None:
     assert "0 broken" in result.stdout
 
 
-def test_no_module_is_over_400_lines() -> None:
-    sizes = {
-        str(path.relative_to(PACKAGE.parent)): len(path.read_text(encoding="utf-8").splitlines())
+def _sizes() -> dict[str, int]:
+    return {
+        path.relative_to(PACKAGE.parent).as_posix(): len(
+            path.read_text(encoding="utf-8").splitlines()
+        )
         for path in _modules()
     }
-    assert {name: lines for name, lines in sizes.items() if lines > MAX_MODULE_LINES} == {}
+
+
+def test_no_module_is_over_400_lines_but_the_listed_ones() -> None:
+    """A module past the limit is listed with its reason; a listed one keeps to its ceiling."""
+    over = {name: lines for name, lines in _sizes().items() if lines > MAX_MODULE_LINES}
+    unlisted = {name: lines for name, lines in over.items() if name not in LONG_MODULES}
+    assert unlisted == {}
+    past_ceiling = {name: lines for name, lines in over.items() if lines > LONG_MODULES[name][0]}
+    assert past_ceiling == {}
+
+
+def test_every_listed_long_module_is_still_long() -> None:
+    """An exception no module needs any more is taken off the list."""
+    sizes = _sizes()
+    stale = [name for name in LONG_MODULES if sizes.get(name, 0) <= MAX_MODULE_LINES]
+    assert stale == []
 
 
 def _catches_broadly(handler: ast.ExceptHandler) -> bool:

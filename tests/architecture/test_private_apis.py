@@ -108,7 +108,7 @@ class _WriterApp(App[None]):
 async def test_the_app_writes_to_its_terminal_through_the_private_driver_as_bell_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`app_preferences._write_to_terminal` (notifications) writes escapes through
+    """`Preferences._write_to_terminal` (mm_tui/app_parts/preferences.py) (notifications) writes escapes through
     `App._driver.write`, the way Textual's own `App.bell` and clipboard do; no public door."""
     from textual.drivers.headless_driver import HeadlessDriver
 

@@ -8,8 +8,6 @@ from pathlib import Path
 from textual.binding import Binding
 
 from mm_tui.app import MMApp
-from mm_tui.app_keys import WindowKeys
-from mm_tui.app_preferences import WindowPreferences
 from mm_tui.widgets.help_screen import KEY_HELP, keys_markdown
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.prompt import PromptInput
@@ -28,8 +26,6 @@ def test_every_binding_of_the_window_is_on_the_help_page() -> None:
         binding
         for owner in (
             MMApp,
-            WindowPreferences,
-            WindowKeys,
             PromptInput,
             ToolRow,
             PermissionQuestion,

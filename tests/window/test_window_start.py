@@ -18,7 +18,7 @@ from textual.widgets import Footer
 from mm_tui.agent.config import Config
 from mm_tui.agent.port import AgentPort
 from mm_tui.app import MMApp
-from mm_tui.app_core import collector_paused
+from mm_tui.app_parts.start import collector_paused
 from mm_tui.scripted_server import Reply
 from mm_tui.support.collector import YOUNG_COLLECTION
 from mm_tui.widgets.answer_blocks import AnswerBlock

@@ -1,4 +1,4 @@
-"""The window's clock (issue 16): 10 ticks a second while a turn runs, few frames.
+"""The window's clock: 10 ticks a second while a turn runs, few frames.
 
 A frame costs the model's machine 2 to 5 ms of CPU whatever it shows, so the spinner, the
 running rows' durations and the streaming answer move together on the tick, and text deltas
@@ -10,18 +10,17 @@ time (whole seconds) is drawn with the answer's frames, or once a second when th
 While the window waits (the model, a tool, a pause in the text) the spinner turns.
 
 The interval timer's callback runs beside Textual's message loop, so it only posts `Ticked`:
-the tick is then handled in order with the core's events."""
+the app handles the tick (`Clock.tick`) in order with the core's events."""
 
 from __future__ import annotations
 
-from functools import cached_property
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual.app import App
 from textual.timer import Timer
 
 from mm_tui.agent.events import THINKING, WRITING
-from mm_tui.app_preferences import WindowPreferences
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.status_line import StatusLine, format_elapsed
 from mm_tui.widgets.transcript import Transcript
@@ -39,41 +38,46 @@ FLOW_SECONDS = 1.0
 FLOW_TICK_SECONDS = 0.5
 
 
-class WindowClock(WindowPreferences):
-    """Ticks while a turn runs; `frame` numbers the spinner's frames."""
+class Clock:
+    """Ticks `app` while a turn runs; `frame` numbers the spinner's frames.
 
-    frame: int = 0
-    #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
-    flowing: bool = False
-    _elapsed_at = float("-inf")
-    _clocks: tuple[Timer, Timer] | None = None  # every tick; every tick while text flows
+    `turns`: is a turn running, since when; `bridge`: the core's events, deltas held for the
+    tick; `take_events`: the app applies what the bridge holds."""
 
-    # Looked up once: a query walks the DOM (every mounted block), and a long replay sends
-    # tens of thousands of events, a turn ten ticks a second.
-    @cached_property
-    def transcript(self) -> Transcript:
-        return self.query_one(Transcript)
+    def __init__(
+        self,
+        app: App[int],
+        turns: TurnController,
+        bridge: notes.EventBridge,
+        take_events: Callable[[], Awaitable[None]],
+    ) -> None:
+        self.app = app
+        self.turns = turns
+        self.bridge = bridge
+        self.take_events = take_events
+        self.frame = 0
+        #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
+        self.flowing = False
+        self._elapsed_at = float("-inf")
+        self._clocks: tuple[Timer, Timer] | None = None  # every tick; every tick while flowing
+        # Looked up once, at `start` (a query walks the DOM: every mounted block).
+        self._widgets: tuple[Transcript, StatusLine, PromptInput] | None = None
 
-    @cached_property
-    def status_line(self) -> StatusLine:
-        return self.query_one(StatusLine)
+    def widgets(self) -> tuple[Transcript, StatusLine, PromptInput]:
+        if self._widgets is None:
+            query = self.app.query_one
+            self._widgets = (query(Transcript), query(StatusLine), query(PromptInput))
+        return self._widgets
 
-    @cached_property
-    def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
-
-    def clocked_parts(self) -> tuple[TurnController, notes.EventBridge]:
-        """The app's turns (is one running, since when) and its bridge (held deltas)."""
-        raise NotImplementedError
-
-    def start_clock(self) -> None:
+    def start(self) -> None:
         """Tick from now on (not in still mode: snapshots have no motion)."""
-        self.transcript.clocked = True
+        transcript, status_line, _ = self.widgets()
+        transcript.clocked = True
         self._clocks = (
-            self.set_interval(TICK_SECONDS, self._clock),
-            self.set_interval(FLOW_TICK_SECONDS, self._clock, pause=True),
+            self.app.set_interval(TICK_SECONDS, self._clock),
+            self.app.set_interval(FLOW_TICK_SECONDS, self._clock, pause=True),
         )
-        self.watch(self.status_line, "state", self._state_changed, init=False)
+        self.app.watch(status_line, "state", self._state_changed, init=False)
 
     def _state_changed(self, state: str) -> None:
         """A state where text does not flow (a tool runs, the turn ended): animate at once."""
@@ -81,27 +85,21 @@ class WindowClock(WindowPreferences):
             self._flow(False)
 
     def _clock(self) -> None:
-        turns, bridge = self.clocked_parts()
-        if turns.running or bridge.pending or self.flowing:  # flowing: the cursor blinks again
-            self.post_message(notes.Ticked())
+        if self.turns.running or self.bridge.pending or self.flowing:  # the cursor blinks again
+            self.app.post_message(notes.Ticked())
 
-    async def take_events(self) -> None:
-        """Apply what the bridge holds (the app's handler of `EventsArrived`)."""
-        raise NotImplementedError
-
-    @on(notes.Ticked)
-    async def _tick(self) -> None:
-        if not self.status_line.is_attached:  # closing
+    async def tick(self) -> None:
+        """The app's `Ticked`: held deltas taken, the spinner, rows and the answer moved."""
+        transcript, status_line, _ = self.widgets()
+        if not status_line.is_attached:  # closing
             return
-        turns, bridge = self.clocked_parts()
-        if bridge.pending:  # deltas held for this tick
+        turns = self.turns
+        if self.bridge.pending:  # deltas held for this tick
             await self.take_events()
         if not turns.running:
             self._flow(False)
             return
-        transcript = self.transcript
         drew = await transcript.tick()
-        status_line = self.status_line
         since = transcript.clock() - transcript.text_at
         self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS)
         if not self.flowing:
@@ -121,7 +119,7 @@ class WindowClock(WindowPreferences):
         window ticks slower or faster again."""
         if flowing != self.flowing:
             self.flowing = flowing
-            self.prompt.cursor_blink = not flowing
+            self.widgets()[2].cursor_blink = not flowing
             if self._clocks is not None:
                 fast, slow = self._clocks
                 (fast.pause if flowing else fast.resume)()

@@ -1,4 +1,4 @@
-"""How the window gets its core (issue 16): at mount for a replay, after the trust question,
+"""How the window gets its core: at mount for a replay, after the trust question,
 and otherwise in a worker thread that starts the moment the first frame is on screen.
 
 Building the live Agent imports openai and builds its client (~0.8 s of CPU). Python runs one
@@ -8,8 +8,6 @@ at once waits for the core). While it runs, the collector is paused: the import 
 hundreds of thousands of objects, and every full collection it triggered walked all of the
 window's widgets too (~0.1 s of the first answer's wait). What start-up built is then frozen
 out of the collector's sight; `Transcript.on_unmount` gives it back when the window closes.
-
-A base class of `MMApp` (like `WindowClock`), so the app module keeps to drawing events.
 """
 
 from __future__ import annotations
@@ -22,8 +20,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from textual.app import App
+
 from mm_tui.agent.events import Notice
-from mm_tui.app_clock import WindowClock
 from mm_tui.window import event_bridge as notes
 
 if TYPE_CHECKING:
@@ -59,21 +58,26 @@ def collector_paused(freeze: Callable[[], bool]) -> Iterator[None]:
             gc.enable()
 
 
-class WindowCore(WindowClock):
-    """Builds the port to the core; `MMApp` provides the factory, the bridge and the turns."""
+class CoreStart:
+    """Builds the port to the core for `app`, with its bridge (the core's sink), its turns and
+    its surface; `obeyed(config)` takes the config loaded again once the project is trusted."""
 
     def __init__(
         self,
-        config: Config,
+        app: App[int],
         agent_factory: PortFactory | None,
         *,
         build_in_worker: bool,
         trust: ProjectTrust | None,
+        parts: tuple[notes.EventBridge, TurnController, ScreenSurface],
+        obeyed: Callable[[Config], None],
     ) -> None:
-        super().__init__(config)
+        self.app = app
         self.agent_factory = agent_factory
         self.build_in_worker = build_in_worker
         self.project_trust = trust
+        self.bridge, self.turns, self.surface = parts
+        self.obeyed = obeyed
         #: The thread building the core: None until the first frame is drawn (or without one).
         self.core_thread: threading.Thread | None = None
         #: Keys typed before the window started are still to be read (`read_typeahead_first`).
@@ -86,23 +90,20 @@ class WindowCore(WindowClock):
         the prompt (an Enter answered the question, its safe choice remembered)."""
         from mm_tui.typeahead_driver import with_typeahead
 
-        driver = with_typeahead(self.driver_class, typed)
-        if driver is not self.driver_class:
-            self.driver_class = driver
+        app = self.app
+        driver = with_typeahead(app.driver_class, typed)
+        if driver is not app.driver_class:
+            app.driver_class = driver
             self.typeahead_pending = True
 
-    def on_typeahead_read(self) -> None:
-        """The driver's `TypeaheadRead` (by name: its module loads only with typeahead)."""
+    def typeahead_read(self) -> None:
+        """The driver's `TypeaheadRead`: the trust question deferred for it is asked now."""
         self.typeahead_pending = False
         if self._trust_deferred:
             self._trust_deferred = False
             self._ask_trust()
 
-    def core_parts(self) -> tuple[notes.EventBridge, TurnController, ScreenSurface]:
-        """The app's bridge (the core's sink), its turns and its surface."""
-        raise NotImplementedError
-
-    def start_core(self) -> None:
+    def start(self) -> None:
         """At mount: a replay's port now (its top line is right from the first frame); the
         trust question first when the project asks for it; else the core waits for `Ready`."""
         factory = self.agent_factory
@@ -110,10 +111,9 @@ class WindowCore(WindowClock):
             return
         if not self.build_in_worker:
             if (port := self._make_port(factory)) is not None:
-                _, turns, surface = self.core_parts()
-                self.call_later(surface.show_resumed, port)
-                for notice in turns.port_ready(port):
-                    surface.say(notice.level, notice.text)
+                self.app.call_later(self.surface.show_resumed, port)
+                for notice in self.turns.port_ready(port):
+                    self.surface.say(notice.level, notice.text)
         elif self.project_trust is not None:
             self._trust_deferred = self.typeahead_pending
             if not self._trust_deferred:
@@ -124,9 +124,9 @@ class WindowCore(WindowClock):
 
         assert self.project_trust is not None
         question = TrustScreen(self.project_trust.question)
-        self.push_screen(question, self._trust_answered)  # the core waits for the answer
+        self.app.push_screen(question, self._trust_answered)  # the core waits for the answer
 
-    def on_ready(self) -> None:
+    def ready(self) -> None:
         """Textual's `Ready`: the first frame is on screen, the core's build starts now."""
         factory = self.agent_factory
         if factory is not None and self.build_in_worker and self.project_trust is None:
@@ -136,7 +136,8 @@ class WindowCore(WindowClock):
         """The project is trusted (the config is loaded again) or not; the core starts."""
         assert self.project_trust is not None
         if (obeyed := self.project_trust.answer(trusted)) is not None:
-            self.config, self.agent_factory = obeyed
+            config, self.agent_factory = obeyed
+            self.obeyed(config)
         if self.agent_factory is not None:
             self._build_in_worker(self.agent_factory)
 
@@ -153,20 +154,19 @@ class WindowCore(WindowClock):
 
     def _build_agent(self, factory: PortFactory) -> None:
         """In the core's thread: build the port, then hand it to the window."""
-        with collector_paused(freeze=lambda: self.is_running):
+        with collector_paused(freeze=lambda: self.app.is_running):
             port = self._make_port(factory)
         if port is not None:
-            self.core_parts()[0](notes.AgentReady(port))
+            self.bridge(notes.AgentReady(port))
             # While the first message's request waits for the model: the first answer's
             # widgets (Markdown: markdown-it, ~70 ms), else imported when its first words come.
             for module in FIRST_ANSWER_MODULES:
                 importlib.import_module(module)
 
     def _make_port(self, factory: PortFactory) -> AgentPort | None:
-        bridge = self.core_parts()[0]
         try:
-            return factory(bridge)
+            return factory(self.bridge)
         except Exception as error:  # a bad server or config must not crash the window
             log.exception("the agent could not start")
-            bridge(Notice("error", AGENT_FAILED.format(error=error)))
+            self.bridge(Notice("error", AGENT_FAILED.format(error=error)))
             return None
