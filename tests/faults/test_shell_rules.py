@@ -12,10 +12,17 @@ Anything the parser cannot fully account for is never allowed by a rule.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from mm_tui.agent.agent import Agent
+from mm_tui.agent.events import PermissionAnswer, PermissionRequest, ToolFinished, ToolStatus
 from mm_tui.agent.rules import Effect, RuleSet, Subject
+from mm_tui.agent.tools.bash import BashTool
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from tests.agent.conftest import AgentFactory, Recorder
+from tests.faults.test_what_you_approve import answer_each
 
 ALLOWING = RuleSet.parse(allow=["bash(echo *)", "bash(ls *)", "bash(cat *)", "bash(git status *)"])
 DENYING = RuleSet.parse(deny=["bash(rm *)"])
@@ -140,7 +147,9 @@ def under_deny_rule_with_yolo(command: str, root: Path) -> str:
     return {Effect.DENY: "deny", Effect.UNSURE: "ask"}[found[0]]
 
 
-@pytest.mark.parametrize(("command", "allowing", "denying"), CORPUS, ids=[repr(c[0]) for c in CORPUS])
+@pytest.mark.parametrize(
+    ("command", "allowing", "denying"), CORPUS, ids=[repr(c[0]) for c in CORPUS]
+)
 def test_each_command_gets_the_decision_bash_would_justify(
     command: str, allowing: str, denying: str, tmp_path: Path
 ) -> None:
@@ -150,3 +159,66 @@ def test_each_command_gets_the_decision_bash_would_justify(
 
 def test_the_corpus_covers_at_least_forty_attacks() -> None:
     assert len(CORPUS) >= 40
+
+
+# --- through the agent, with real bash ------------------------------------------------
+
+
+def _run(
+    make_agent: AgentFactory, server: ScriptedServer, commands: list[str], **config: Any
+) -> tuple[Agent, Recorder]:
+    server.enqueue(
+        *(Reply(tool_calls=[ToolCall("bash", {"command": c})]) for c in commands), Reply(text="ok")
+    )
+    agent, events = make_agent(tools=[BashTool()], answer=PermissionAnswer.REJECT, **config)
+    agent.run_turn("go")
+    return agent, events
+
+
+def test_quoting_and_comments_that_fooled_shlex_are_asked_under_an_allow_rule(
+    make_agent: AgentFactory, model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    attacks = ["echo $'\\'' ; touch PWNED #'", "echo hi #'\ntouch PWNED\n#'", "ls >/dev/nullX"]
+    _, events = _run(make_agent, model_server, attacks, allow_rules=("bash(echo *)", "bash(ls *)"))
+    assert [r.detail for r in events.of(PermissionRequest)] == attacks
+    assert not (tmp_path / "PWNED").exists() and not Path("/dev/nullX").exists()
+
+
+def test_a_deny_rule_holds_under_yolo_past_paths_and_wrappers(
+    make_agent: AgentFactory, model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    (tmp_path / "keep.txt").write_text("keep")
+    attacks = ["/bin/rm keep.txt", "\\rm keep.txt", "command rm keep.txt", "env rm keep.txt"]
+    _, events = _run(make_agent, model_server, attacks, yolo=True, deny_rules=("bash(rm *)",))
+    assert [e.status for e in events.of(ToolFinished)] == [ToolStatus.REJECTED] * len(attacks)
+    assert (tmp_path / "keep.txt").exists() and not events.of(PermissionRequest)
+
+
+def test_under_yolo_a_command_that_cannot_be_read_through_is_asked_when_a_deny_rule_exists(
+    make_agent: AgentFactory, model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    (tmp_path / "keep.txt").write_text("keep")
+    attacks = ['X=rm; "$X" keep.txt', "echo rm keep.txt | sh", "echo safe"]
+    _, events = _run(make_agent, model_server, attacks, yolo=True, deny_rules=("bash(rm *)",))
+    assert [r.detail for r in events.of(PermissionRequest)] == attacks[:2]  # rejected
+    assert (tmp_path / "keep.txt").exists()
+    assert events.of(ToolFinished)[2].status is ToolStatus.DONE
+
+
+def test_s_on_an_interpreter_allows_that_command_only(
+    make_agent: AgentFactory, model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "python3 --version"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "python3 --version"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": 'python3 -c \'open("PWNED", "w")\''})]),
+        Reply(text="done"),
+    )
+    agent, events = make_agent(tools=[BashTool()], answer=None)
+    answer_each(events, [PermissionAnswer.ALLOW_SESSION, PermissionAnswer.REJECT])
+    agent.run_turn("go")
+    asked = events.of(PermissionRequest)
+    assert [r.detail for r in asked] == ["python3 --version", 'python3 -c \'open("PWNED", "w")\'']
+    assert asked[0].grant == "exactly this command"
+    assert agent.grants == {"bash(python3 --version)"}
+    assert not (tmp_path / "PWNED").exists()
