@@ -42,14 +42,23 @@ from mm_tui.agent.port import AgentPort
 
 log = logging.getLogger(__name__)
 
-#: The three answers of the window's keys a, s, r.
-PERMISSION_OPTIONS = [
-    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
-    PermissionOption(
-        option_id="allow_always", name="Allow this tool for the session", kind="allow_always"
-    ),
-    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
-]
+#: What "allow always" allows, as the window's `s` says it (`exactly this command`).
+ALLOW_FOR_SESSION = "Allow {grant} for the session"
+
+
+def permission_options(grant: str) -> list[PermissionOption]:
+    """The three answers of the window's keys a, s, r; the second names what it allows."""
+    return [
+        PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+        PermissionOption(
+            option_id="allow_always",
+            name=ALLOW_FOR_SESSION.format(grant=grant or "this tool"),
+            kind="allow_always",
+        ),
+        PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    ]
+
+
 ANSWERS = {
     "allow_once": PermissionAnswer.ALLOW_ONCE,
     "allow_always": PermissionAnswer.ALLOW_SESSION,
@@ -134,7 +143,9 @@ class SessionBridge:
         answer = PermissionAnswer.REJECT
         try:
             response = await self.client.request_permission(
-                session_id=self.session_id, tool_call=ask.tool_call, options=PERMISSION_OPTIONS
+                session_id=self.session_id,
+                tool_call=ask.tool_call,
+                options=permission_options(ask.grant),
             )
             outcome = response.outcome
             if isinstance(outcome, AllowedOutcome):

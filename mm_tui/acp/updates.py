@@ -86,6 +86,7 @@ class PermissionAsk:
 
     tool_call: ToolCallUpdate
     future: Future[PermissionAnswer | PermissionReply]
+    grant: str = ""  # what "allow always" allows, in words (`exactly this command`)
 
 
 Outgoing = SessionUpdate | PermissionAsk
@@ -206,7 +207,7 @@ class EventTranslator:
             status="pending",
             content=content,
         )
-        return PermissionAsk(tool_call, event.future)
+        return PermissionAsk(tool_call, event.future, visible(event.grant, keep_newlines=False))
 
     def _planned_changes(self, call: _Call, diff: str | None) -> list[ToolContent]:
         """What an edit would change, before it runs: write_file's content is the new text."""

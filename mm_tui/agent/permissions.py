@@ -3,8 +3,10 @@
 bash, write_file, edit_file and lsp rename wait for the person under `permissions: ask`
 (reading outside the project too), unless `yolo`, a rule of the config or a grant "for this
 session" (key s) says otherwise. Deny rules win over everything, yolo included; ask rules
-ask even where a grant or an allow rule would not. A grant is as narrow as people expect:
-`s` on `git status` allows `git status …`, on an edit of `src/a.py` edits in `src/`.
+ask even where a grant or an allow rule would not. A grant covers what the person saw:
+`s` on `git status` allows `git status …` (it only reads), on `python3 --version` exactly that
+command, on an edit of `src/a.py` edits in `src/`. A command that cannot be read through
+(`eval "$x"`) while a deny rule exists is asked even under yolo.
 
 The question travels as a PermissionRequest event carrying a Future; the sink (window,
 headless printer, test) resolves it with an answer, or a `PermissionReply` that carries the
@@ -138,6 +140,8 @@ class PermissionGate:
             text = DENIED_BY_RULE.format(rejection=rejection_of(tool), rule=verdict[1].text)
             sink(PermissionResolved(call_id, PermissionAnswer.REJECT, automatic=True))
             return GateOutcome(False, text)
+        if effect is Effect.UNSURE:  # a deny rule may apply: the person decides, yolo or not
+            return self._ask(call_id, tool, args, ctx, sink, on_wait)
         if yolo:
             return _RUN
         if effect is not Effect.ASK:
@@ -196,7 +200,7 @@ class PermissionGate:
                 detail=preview.detail,
                 diff=preview.diff,
                 future=future,
-                grant=tool.grant(args, ctx).text,
+                grant=tool.grant(args, ctx).described,
                 location=preview.location,
             )
         )

@@ -5,11 +5,16 @@ path pattern for the file tools and lsp. The config's `permissions: {allow, ask,
 are rules, and so are the session's grants (key `s`). Deny wins over ask, ask over allow.
 
 Commands: `*` matches anything, and a trailing ` *` also matches nothing (`git *` matches
-`git` and `git log`, never `gitk`). A command is split into its simple commands (`;`, `&&`,
-`||`, `|`, `&`, newlines): a deny or ask rule that matches any of them applies; an allow rule
-applies only when it matches every one and the command substitutes no other command
-(`$(…)`, backquotes, `<(…)`). Rules on commands are a guard against mistakes, not a sandbox:
-`bash -c '…'` or a script can always run what a pattern did not foresee.
+`git` and `git log`, never `gitk`). A command is read as bash reads it (`shell_syntax`, a real
+bash grammar): a deny or ask rule applies when it matches any command in it, nested ones too,
+by its name without folder (`/bin/rm`), past the words that run another command (`sudo`,
+`env`, `command`, `xargs`, `bash -c '…'`, `eval '…'`…). When what runs cannot all be known
+(a command name computed when it runs, `eval "$x"`, a shell reading a pipe, a line bash
+cannot parse) and a deny rule exists, the person is asked even under yolo (`Effect.UNSURE`).
+An allow rule applies only to a plain command (fixed words, `;` `&&` `||` `|`, no
+substitution, expansion, assignment or redirection but to nowhere) and only when it matches
+every simple command in it. Rules on commands are a guard against mistakes, not a sandbox:
+a script or an interpreter can always run what a pattern did not foresee.
 
 Paths: relative patterns are relative to the project; `~` is the home directory; `**` matches
 any number of folders, `*` and `?` stay within one name. A call's path is matched both as
@@ -21,12 +26,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from mm_tui.agent.read_only import read_only_prefix
+from mm_tui.agent.shell_syntax import Words, read_command
 from mm_tui.agent.tools.paths import is_inside
 from mm_tui.support.terminal_text import quoted
 
@@ -34,56 +40,15 @@ RULE_SHOWN = 80  # characters of a rule an error line quotes
 #: The tools a rule may name (and `*`, every tool).
 RULE_TOOLS = ("bash", "read_file", "write_file", "edit_file", "lsp", "*")
 _RULE = re.compile(r"^\s*([A-Za-z_*][\w*]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_SUBSTITUTION = ("$(", "`", "<(", ">(")
-_OPERATORS = {";", "&&", "||", "|", "&", "|&", ";;", "\n"}
-_PLAIN_WORD = re.compile(r"^[A-Za-z0-9][\w.:+@%=-]*$")
-#: Programs whose second word picks what they do: a grant covers `git status`, not `git`.
-_WITH_SUBCOMMANDS = {
-    "git",
-    "npm",
-    "pnpm",
-    "yarn",
-    "bun",
-    "deno",
-    "cargo",
-    "go",
-    "docker",
-    "podman",
-    "kubectl",
-    "pip",
-    "pip3",
-    "uv",
-    "poetry",
-    "hatch",
-    "pdm",
-    "conda",
-    "apt",
-    "apt-get",
-    "brew",
-    "dnf",
-    "systemctl",
-    "gh",
-    "dotnet",
-    "mvn",
-    "gradle",
-    "make",
-    "just",
-    "rustup",
-    "helm",
-    "terraform",
-}
-#: Output redirections that write nothing anywhere (`2>&1`, `>/dev/null`); any other `>`
-#: writes a file, which an allow rule on a command never covers.
-_HARMLESS_REDIRECT = re.compile(r"\d?>&\d|\d?>\s*/dev/null")
-#: Words that run the command after them (`sudo rm …`): deny and ask rules look past them.
-_RUNNERS = {"sudo", "env", "exec", "command", "builtin", "nice", "nohup", "time", "xargs", "doas"}
 
 
 class RuleKind(Enum):
-    """How a rule's pattern is read: a glob (config), a command prefix or an exact subject."""
+    """How a rule's pattern is read: a glob (config), an exact subject, or a read-only
+    command's prefix (a grant: `git status *` for `git status` when it only reads)."""
 
     GLOB = "glob"
     EXACT = "exact"
+    READ_ONLY = "read-only"
 
 
 class Effect(Enum):
@@ -92,6 +57,8 @@ class Effect(Enum):
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
+    #: A deny rule may apply and the command cannot be read through: asked, even under yolo.
+    UNSURE = "unsure"
 
 
 @dataclass(frozen=True)
@@ -123,6 +90,16 @@ class Rule:
         if subject.path is not None:
             return _path_matches(self, subject.path, root, every=every)
         return False
+
+    @property
+    def described(self) -> str:
+        """What the rule allows, in words, for the question's `s` (`exactly this command`,
+        `ls with any arguments (it only reads)`); a path grant by its text."""
+        if self.tool == "bash" and self.kind is RuleKind.EXACT:
+            return "exactly this command"
+        if self.kind is RuleKind.READ_ONLY and self.pattern is not None:
+            return f"{self.pattern.removesuffix(' *')} with any arguments (it only reads)"
+        return self.text
 
 
 class RuleError(ValueError):
@@ -173,6 +150,10 @@ class RuleSet:
             for rule in rules:
                 if rule.matches(subject, root, every=False):
                     return effect, rule
+            if effect is Effect.DENY and subject.command is not None:
+                doubt = _deny_in_doubt(subject, self.deny)
+                if doubt is not None:
+                    return Effect.UNSURE, doubt
         allowing = (*self.allow, *grants)
         for rule in allowing:
             if rule.matches(subject, root, every=True):
@@ -197,70 +178,58 @@ class RuleSet:
 # --- commands -------------------------------------------------------------------------
 
 
-def simple_commands(command: str) -> list[str] | None:
-    """The simple commands of a command line, words joined by one space; None when the line
-    cannot be split (an unclosed quote). Redirections to nowhere (`2>&1`) are left out."""
-    command = _HARMLESS_REDIRECT.sub(" ", command).replace("\n", " ; ")
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    segments: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token in _OPERATORS:
-                segments.append([])
-            else:
-                segments[-1].append(token)
-    except ValueError:
-        return None
-    return [" ".join(words) for words in segments if words]
-
-
 def _command_matches(rule: Rule, command: str, *, every: bool) -> bool:
     assert rule.pattern is not None
     if rule.kind is RuleKind.EXACT:
-        return command == rule.pattern
-    if every and not _plain_command(command):
-        return False
-    pattern = _command_regex(rule.pattern)
-    parts = simple_commands(command)
-    if parts is None:  # cannot be split: only the whole line can match
-        return not every and bool(pattern.fullmatch(command.strip()))
-    if not parts:
-        return False
+        return command.strip() == rule.pattern
+    reading = read_command(command)
     if every:
-        return all(pattern.fullmatch(part) for part in parts)
-    whole = " ".join(command.split())
-    candidates = (*parts, *(_unwrapped(part) for part in parts), whole)
-    return any(pattern.fullmatch(part) for part in candidates)
+        return (
+            reading.plain
+            and bool(reading.commands)
+            and all(_allows(rule, part) for part in reading.commands)
+        )
+    if rule.kind is RuleKind.READ_ONLY:
+        return False  # a grant only allows
+    pattern = _command_regex(rule.pattern)
+    candidates = (
+        *(" ".join(words) for words in reading.runs),
+        *(part.text for part in reading.commands),
+        " ".join(command.split()),
+    )
+    return any(pattern.fullmatch(candidate) for candidate in candidates)
 
 
-def _plain_command(command: str) -> bool:
-    """No substitution of another command and no redirection that writes a file."""
-    if any(mark in command for mark in _SUBSTITUTION):
+def _allows(rule: Rule, part: Words) -> bool:
+    """Whether an allow rule or a grant covers this simple command of a plain command."""
+    if rule.pattern is None:
+        return True
+    if rule.kind is RuleKind.READ_ONLY:
+        prefix = read_only_prefix(part)
+        return prefix is not None and f"{' '.join(prefix)} *" == rule.pattern
+    if rule.kind is RuleKind.EXACT:
         return False
-    return ">" not in _HARMLESS_REDIRECT.sub("", command)
+    return bool(_command_regex(rule.pattern).fullmatch(part.text))
 
 
-def _unwrapped(part: str) -> str:
-    """`sudo -u x env A=1 rm -rf /` -> `rm -rf /`: the command a runner word runs."""
-    words = part.split(" ")
-    while words and (words[0] in _RUNNERS or words[0].startswith("-") or "=" in words[0]):
-        words.pop(0)
-    return " ".join(words)
+def _deny_in_doubt(subject: Subject, deny: tuple[Rule, ...]) -> Rule | None:
+    """The deny rule that may apply to a command that cannot be read through, or None."""
+    if not read_command(subject.command or "").unsure:
+        return None
+    return next((r for r in deny if r.tool in ("*", subject.tool) and r.pattern), None)
 
 
 def _every_part_allowed(
     subject: Subject, allowing: tuple[Rule, ...], root: Path
 ) -> tuple[Effect, Rule] | None:
-    command = subject.command or ""
-    parts = simple_commands(command)
-    if not parts or len(parts) < 2 or not _plain_command(command):
+    reading = read_command(subject.command or "")
+    if not reading.plain or len(reading.commands) < 2:
         return None
     first: Rule | None = None
-    for part in parts:
-        single = Subject(subject.tool, command=part)
-        rule = next((r for r in allowing if r.matches(single, root, every=True)), None)
+    for part in reading.commands:
+        rule = next(
+            (r for r in allowing if r.tool in ("*", subject.tool) and _allows(r, part)), None
+        )
         if rule is None:
             return None
         first = first or rule
@@ -277,20 +246,15 @@ def _command_regex(pattern: str) -> re.Pattern[str]:
 
 
 def command_grant(command: str) -> Rule:
-    """The rule key `s` grants for a bash command: its prefix when it is one simple command
-    (`git status *`, `npm test *` for programs with subcommands, `ls *` for the others),
-    else exactly this command line."""
-    parts = simple_commands(command)
-    if parts is not None and len(parts) == 1 and _plain_command(command):
-        words = parts[0].split(" ")
-        prefix = words[:1]
-        if len(words) > 1 and words[0] in _WITH_SUBCOMMANDS and _PLAIN_WORD.match(words[1]):
-            prefix.append(words[1])
-        if all(_PLAIN_WORD.match(w) or w.startswith(("/", "./")) for w in prefix) and not any(
-            c in w for w in prefix for c in "*?["
-        ):
+    """The rule key `s` grants for a bash command: the prefix of a command that only reads
+    (`ls *`, `git status *`: `read_only`), else exactly this command line."""
+    command = command.strip()
+    reading = read_command(command)
+    if reading.plain and len(reading.commands) == 1:
+        prefix = read_only_prefix(reading.commands[0])
+        if prefix is not None:
             text = " ".join(prefix)
-            return Rule("bash", f"{text} *", f"bash({text} *)")
+            return Rule("bash", f"{text} *", f"bash({text} *)", RuleKind.READ_ONLY)
     return Rule("bash", command, f"bash({command})", RuleKind.EXACT)
 
 

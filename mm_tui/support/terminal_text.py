@@ -105,18 +105,32 @@ def first_line(text: str) -> str:
 
 
 # What a person must see to know what runs: every character that is invisible, moves the
-# cursor, reorders text (bidi), or pads a line is drawn as an escape instead (issue 11).
+# cursor, reorders text (bidi), or pads a line is drawn as an escape instead (issue 11):
+# controls (CR, VT, FF, NEL…), format characters (zero-width, joiners, BOM, bidi, tags),
+# separators and odd spaces, private-use and unassigned code points, and the characters that
+# draw nothing though they are letters or marks (Unicode's Other_Default_Ignorable_Code_Point:
+# the Hangul fillers; the variation selectors; the braille blank).
 _SHOWN_CATEGORIES = {"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"}
+_DRAW_NOTHING = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2800\u3164\ufe00-\ufe0f\uffa0"
+    "\ufff0-\ufff8\U000e0000-\U000e0fff]"
+)
 #: Spaces in a row up to this many are shown as they are; a longer run is counted instead.
 SPACE_RUN = 8
 _SPACE_RUN = re.compile(f" {{{SPACE_RUN + 1},}}")
 _NAMED = {"\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 
 
+def hides(char: str) -> bool:
+    """Whether `char` could hide, move or reorder what a person reads (shown as an escape)."""
+    return unicodedata.category(char) in _SHOWN_CATEGORIES or bool(_DRAW_NOTHING.match(char))
+
+
 def visible_parts(text: str, *, keep_newlines: bool = True) -> list[tuple[str, bool]]:
     """`text` as (piece, is_escape) pairs: plain pieces as they are, every hiding character
-    (controls, CR, bidi overrides, zero-width and format characters, odd spaces, a long run
-    of spaces) as a visible escape such as `\\r`, `\\u202e` or `⟨40 spaces⟩`.
+    (controls, CR, bidi overrides, zero-width and format characters, fillers, odd spaces, a
+    long run of spaces) as a visible escape such as `\\r`, `\\u202e` or `⟨40 spaces⟩`; a run
+    of one hiding character is counted (`⟨2000 × \\u3164⟩`), so what follows stays in view.
 
     A front styles the escapes so they cannot be mistaken for typed text."""
     parts: list[tuple[str, bool]] = []
@@ -140,9 +154,18 @@ def visible_parts(text: str, *, keep_newlines: bool = True) -> list[tuple[str, b
             plain.append(char)
         elif char == "\n" and keep_newlines:
             plain.append(char)
-        elif unicodedata.category(char) in _SHOWN_CATEGORIES or char == "\n":
+        elif hides(char) or char == "\n":
             flush()
-            parts.append((_escape(char), True))
+            end = position + 1
+            while end < len(text) and text[end] == char:
+                end += 1
+            count = end - position
+            if count > SPACE_RUN:
+                parts.append((f"⟨{count} × {_escape(char)}⟩", True))
+            else:
+                parts.extend([(_escape(char), True)] * count)
+            position = end
+            continue
         else:
             plain.append(char)
         position += 1

@@ -1,5 +1,10 @@
 """Bodies of tool rows: a command's output and a coloured diff, shown literally.
 
+A diff is what a person approves: every character that could hide, move or reorder text in
+it (a carriage return that makes `echo done` cover the line written before it, a filler, a
+bidi override) is drawn as an escape in reverse (`support.terminal_text.visible_parts`);
+indentation stays as it is, unless it is wide enough to push a line out of view.
+
 A usual output is shown wrapped, `previewLines` high and scrollable. A huge one (10,000 lines,
 a line of 100,000 characters) and live output go to a `Log`, which renders only the visible
 lines; neither parses markup, so nothing a command prints can break the layout.
@@ -15,20 +20,30 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Log, Static
 
-from mm_tui.support.terminal_text import literal
+from mm_tui.support.terminal_text import literal, visible_parts
 
 # Up to this size an output is shown wrapped (readable); beyond, in a virtual Log.
 WRAPPED_OUTPUT_MAX_LINES = 2_000
 WRAPPED_OUTPUT_MAX_CHARS = 200_000
 # Diff lines with line numbers in front (`  12 + text`), as edit_file may print them.
 _NUMBERED_CHANGE = re.compile(r"^\s*\d+\s*([+-])")
+#: A diff line's marker and indentation, kept as they are up to this many columns.
+_INDENT = re.compile(r"^[ +\-]?[ \t]*")
+INDENT_SHOWN = 40
+ESCAPE_STYLE = "reverse"
 
 
 class DiffHighlighter(Highlighter):
-    """Colours a unified diff line by line: additions green, removals red, hunks cyan."""
+    """Colours a unified diff line by line: additions green, removals red, hunks cyan; the
+    escapes of hiding characters (`escapes`: a shown line -> its escapes' spans) in reverse."""
+
+    def __init__(self) -> None:
+        self.escapes: dict[str, list[tuple[int, int]]] = {}
 
     def highlight(self, text: Text) -> None:
         line = text.plain
+        for start, end in self.escapes.get(line, ()):
+            text.stylize(ESCAPE_STYLE, start, end)
         if line.startswith(("+++", "---")):
             text.stylize("bold")
         elif line.startswith("@@"):
@@ -77,8 +92,31 @@ class DiffLog(OutputLog):
     def __init__(self, diff: str, *, height: int) -> None:
         super().__init__(height=height, classes="diff")
         self.highlight = True
-        self.highlighter = DiffHighlighter()
+        self.highlighter = self.diff_highlighter = DiffHighlighter()
         self.show(diff)
+
+    def show(self, text: str) -> None:
+        """The diff with every hiding character escaped (see the module's text)."""
+        shown = [self._shown_line(line) for line in text.split("\n")]
+        super().show("\n".join(shown))
+
+    def _shown_line(self, line: str) -> str:
+        indent = _INDENT.match(line)
+        head = indent.group() if indent else ""
+        if len(head.expandtabs()) > INDENT_SHOWN:
+            head = head[:1]
+        pieces: list[str] = [head]
+        spans: list[tuple[int, int]] = []
+        width = len(head.expandtabs())  # the Log expands tabs before it highlights
+        for piece, escaped in visible_parts(line[len(head) :], keep_newlines=False):
+            if escaped:
+                spans.append((width, width + len(piece)))
+            pieces.append(piece)
+            width += len(piece)
+        shown = "".join(pieces).expandtabs() if "\t" in head else "".join(pieces)
+        if spans:
+            self.diff_highlighter.escapes[shown] = spans
+        return shown
 
 
 class WrappedOutput(VerticalScroll):

@@ -2,8 +2,11 @@
 
 What the person approves must be what runs (issue 11). The command (or what a file tool
 will do) is shown whole and wrapped, with every character that could hide part of it
-escaped and marked (`support.terminal_text.visible_parts`); the path is absolute and marked
-when outside the project; `s` names exactly what it grants.
+escaped and marked (`support.terminal_text.visible_parts`), and the question says how many
+such characters it holds; a command longer than a line or two is shown whole too, and a line
+above it says its size, so that a person knows to scroll to read it all. The path is absolute
+and marked when outside the project; `s` says in words what it grants (`exactly this
+command`, `ls with any arguments (it only reads)`).
 
 An answer is always deliberate: the question owns the keys a/s/r and only while it has the
 focus, and it never takes the focus by itself — F2 (or a click) goes to it. Whatever you type
@@ -28,7 +31,7 @@ from textual.message import Message
 from textual.widgets import Input, Static
 
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest
-from mm_tui.support.terminal_text import visible_parts
+from mm_tui.support.terminal_text import hides, visible_parts
 from mm_tui.widgets.output_log import DiffLog
 
 QUESTIONS = {
@@ -48,6 +51,26 @@ REASON_PLACEHOLDER = "why? (optional: the model reads it)"
 REASON_KEYS = "Enter rejects (with the reason typed above) · Esc back to a/s/r"
 FOCUS_KEY = "f2"
 ESCAPE_STYLE = "reverse $warning"
+#: Above a command of more than `LONG_LINES` lines or `LONG_CHARS` characters.
+COMMAND_SIZE = (
+    "the command is {lines} line(s), {chars} characters: all shown below, scroll to read it all"
+)
+HIDDEN = "⚠ it holds {count} invisible or line-moving character(s), shown as escapes"
+LONG_LINES = 3
+LONG_CHARS = 300
+
+
+def size_lines(detail: str) -> list[str]:
+    """What the question says above a command: its size when it is long, and how many
+    characters in it would not show as they are."""
+    said: list[str] = []
+    lines = detail.count("\n") + 1
+    if lines > LONG_LINES or len(detail) > LONG_CHARS:
+        said.append(COMMAND_SIZE.format(lines=f"{lines:,}", chars=f"{len(detail):,}"))
+    hidden = sum(1 for char in detail if char not in "\n " and hides(char))
+    if hidden:
+        said.append(HIDDEN.format(count=f"{hidden:,}"))
+    return said
 
 
 def answer_text(answer: PermissionAnswer, automatic: bool) -> str:
@@ -128,6 +151,8 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
             outside = "outside the project" in self.request.location
             style = "bold $error" if outside else "dim"
             yield Static(Content.styled(f"→ {self.request.location}", style), classes="location")
+        for said in size_lines(self.request.detail):
+            yield Static(Content.styled(said, "bold $warning"), classes="size")
         if self.request.detail:
             yield Static(shown_exactly(self.request.detail), classes="detail")
         if self.request.diff:

@@ -85,23 +85,39 @@ def test_a_refused_command_fails_with_the_seeds_rejection_text(
     assert model_server.requests[1]["messages"][-1]["content"] == "[command rejected by the user]"
 
 
-def test_allow_always_is_asked_once_per_tool_and_output_is_shown_literally(
+def test_allow_always_allows_what_its_name_says_and_output_is_shown_literally(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     model_server.enqueue(
-        Reply(tool_calls=[ToolCall("bash", {"command": "printf '\\033]0;T\\007\\033[31mone\\n'"})]),
-        Reply(tool_calls=[ToolCall("bash", {"command": "printf 'two\\n'"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo -e '\\033]0;T\\007\\033[31mone'"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo two"})]),
         Reply(text="Both ran."),
     )
     client = RecordingClient(answer="allow_always")
 
     reason = one_turn(client, tmp_path, model_server.base_url, "twice")
     assert reason == "end_turn"
-    assert len(client.questions) == 1
+    [(_, options)] = client.questions  # `echo two` ran on the grant
+    assert options[1].name == "Allow echo with any arguments (it only reads) for the session"
     assert [texts(client.final(s.tool_call_id).content) for s in client.starts()] == [
         ["one\n"],
         ["two\n"],
     ]
+
+
+def test_allow_always_on_an_interpreter_allows_exactly_that_command(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "python3 --version"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": 'python3 -c \'open("PWNED", "w")\''})]),
+        Reply(text="Both asked."),
+    )
+    client = RecordingClient(answer="allow_always")
+
+    assert one_turn(client, tmp_path, model_server.base_url, "twice") == "end_turn"
+    names = [options[1].name for _, options in client.questions]
+    assert names == ["Allow exactly this command for the session"] * 2  # asked again
 
 
 def test_file_changes_travel_as_diffs_new_file_from_empty_edit_with_old_and_new_text(
