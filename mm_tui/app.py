@@ -373,6 +373,7 @@ class MMApp(App[int]):
                     await self._turn_ended(ended)
                 turns.start_next()
             case notes.AgentReady(port=port):
+                self.status_line.starting = False
                 said = turns.port_ready(port)
                 # A message typed meanwhile goes to the model first: its request then waits
                 # on the server while the window draws. What it shows comes through the

@@ -150,13 +150,26 @@ class CoreStart:
             target=self._build_agent, args=(factory,), name="mm-core-build", daemon=True
         )
         self.core_thread = thread
+        self._set_starting(True)
         thread.start()
+
+    def _set_starting(self, starting: bool) -> None:
+        """The status line says "Starting…" while the core is built (not "Ready")."""
+        from mm_tui.widgets.status_line import StatusLine
+
+        for line in self.app.query(StatusLine):
+            line.starting = starting
 
     def _build_agent(self, factory: PortFactory) -> None:
         """In the core's thread: build the port, then hand it to the window."""
         with collector_paused(freeze=lambda: self.app.is_running):
             port = self._make_port(factory)
-        if port is not None:
+        if port is None:  # said by the bridge; nothing will start: no longer "Starting…"
+            try:
+                self.app.call_from_thread(self._set_starting, False)
+            except RuntimeError:  # the window closed meanwhile
+                log.debug("the window closed while the core was built", exc_info=True)
+        else:
             self.bridge(notes.AgentReady(port))
             # While the first message's request waits for the model: the first answer's
             # widgets (Markdown: markdown-it, ~70 ms), else imported when its first words come.

@@ -15,6 +15,8 @@ from mm_tui.widgets.line_strips import line_strip
 
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 IDLE_TEXT = "Ready"
+#: Between the first frame and the core being built: a message typed now waits for it.
+STARTING_TEXT = "Starting…"
 NEW_BELOW = "↓ {count} new — End returns to the bottom"
 
 
@@ -43,6 +45,8 @@ class StatusLine(Widget):
     elapsed: reactive[str] = reactive("")
     #: Blocks that arrived below while the person reads further up (issue 14).
     new_below: reactive[int] = reactive(0)
+    #: The core is still being built: "Ready" would promise an answer it cannot start yet.
+    starting: reactive[bool] = reactive(False)
 
     def render(self) -> Content:
         if self.state:
@@ -52,7 +56,7 @@ class StatusLine(Widget):
             if self.elapsed:
                 head += Content.styled(f"  {self.elapsed}", "dim")
         else:
-            head = Content.styled(IDLE_TEXT, "dim")
+            head = Content.styled(STARTING_TEXT if self.starting else IDLE_TEXT, "dim")
         if self.queued:
             plural = "" if self.queued == 1 else "s"
             waiting = "kept" if self.held else "queued"
