@@ -55,8 +55,7 @@ class NobodyToAsk:
             return
         if event.name not in self._told:
             self._told.add(event.name)
-            rule = event.grant or f"{event.name}(…)"
-            self.face(Notice("warning", NOBODY_TO_ASK.format(tool=event.name, rule=rule)))
+            self.face(Notice("warning", NOBODY_TO_ASK.format(tool=event.name, rule=_rule(event))))
         if not event.future.done():
             event.future.set_result(PermissionAnswer.REJECT)
 
@@ -136,6 +135,15 @@ def run_headless(
     status = exit_status(ended)
     face.finish(ended, status)
     return status
+
+
+def _rule(event: PermissionRequest) -> str:
+    """An allow rule that would have let this call run: the exact command for bash (a rule
+    without `*` matches that command alone), a path pattern to fill in for the others."""
+    command = event.detail.strip()
+    if event.name == "bash" and command and "\n" not in command and len(command) <= 60:
+        return f"bash({command})"
+    return f"{event.name}(…)"
 
 
 def _begin(face: HeadlessFace, agent: Agent, *, ended: bool = False) -> None:
