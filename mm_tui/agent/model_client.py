@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.support.terminal_text import quoted
+from mm_tui.support.url_text import shown_url
 
 if TYPE_CHECKING:
     from mm_tui.agent.lean_transport import LeanTransport
@@ -224,7 +225,7 @@ class ModelClient:
         """Turn any exception from the client into one line a person can act on."""
         import openai
 
-        url = self.base_url
+        url = shown_url(self.base_url)
         if isinstance(exc, ModelFault):
             return exc
         if isinstance(exc, openai.APITimeoutError):
