@@ -38,6 +38,7 @@ from mm_tui.agent.tool_calls import ToolRunner
 from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
+from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Agent:
         self.sink = sink
         self.cwd = (cwd or Path.cwd()).resolve()
         self.model: str = config.model or ""
-        self.base_url = config.base_url
+        self.base_url = shown_url(config.base_url)  # shown and stored: no password
         self.client = ModelClient(config.base_url, config.api_key, timeout=request_timeout)
         self.gate = PermissionGate.from_config(config, self.cwd)
         self.detector = LoopDetector()
@@ -312,7 +313,7 @@ class Agent:
     def _turn_body(self, tally: TurnTally) -> TurnEnded:
         if not self.model:
             self.set_model(self._discover_model())
-        note = self.budget.ensure_known(self.base_url, self.model)
+        note = self.budget.ensure_known(self.config.base_url, self.model)
         if note:
             self.sink(Notice("warning", note))
         for _ in range(self.config.max_turns):

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.support.url_text import shown_url
+
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 8192
@@ -57,12 +59,15 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
         if isinstance(n_ctx, int) and n_ctx > 0:
             return ContextWindow(n_ctx, "llama-server /props")
     except (OSError, ValueError, AttributeError):
-        log.debug("no llama-server /props at %s", root, exc_info=True)
+        log.debug("no llama-server /props at %s", shown_url(root), exc_info=True)
     try:
         show = fetch_json(f"{root}/api/show", {"model": model}, timeout)
     except (OSError, ValueError):
         log.debug(
-            "no Ollama /api/show at %s: assuming %d", root, DEFAULT_CONTEXT_WINDOW, exc_info=True
+            "no Ollama /api/show at %s: assuming %d",
+            shown_url(root),
+            DEFAULT_CONTEXT_WINDOW,
+            exc_info=True,
         )
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
     if not isinstance(show, dict):

@@ -24,6 +24,7 @@ from mm_tui.agent.model_faults import (
 )
 from mm_tui.agent.model_wire import Connections, InFlight
 from mm_tui.agent.turn_signals import CancelFlag
+from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,8 @@ class ModelClient:
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 300.0) -> None:
         self.base_url = base_url
+        #: The base URL as every line may show it: no password of its userinfo.
+        self.shown_url = shown_url(base_url)
         self.timeout = timeout
         #: A stream that sends no event this long (only keep-alive comments: the read timeout
         #: sees bytes) ends with `NO_EVENT_FOR`; twice the read timeout, since a server that
@@ -60,7 +63,7 @@ class ModelClient:
             from mm_tui.agent.model_wire import build_http_client
 
             self._client = openai.OpenAI(
-                base_url=self.base_url,
+                base_url=self.shown_url,
                 api_key=self._api_key,
                 timeout=self.timeout,
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
@@ -187,10 +190,10 @@ class ModelClient:
                 continue
             quiet_bytes += len(block)
             if quiet_bytes > QUIET_BYTES:
-                raise ModelFault(NO_EVENT_IN.format(url=self.base_url, size=QUIET_BYTES >> 20))
+                raise ModelFault(NO_EVENT_IN.format(url=self.shown_url, size=QUIET_BYTES >> 20))
             if clock() - quiet_since > self.no_event_limit:
                 raise ModelFault(
-                    NO_EVENT_FOR.format(url=self.base_url, seconds=self.no_event_limit)
+                    NO_EVENT_FOR.format(url=self.shown_url, seconds=self.no_event_limit)
                 )
         if take(events.end()):
             return
@@ -199,19 +202,19 @@ class ModelClient:
         if not events.events:
             status = response.status_code
             what = EMPTY_BODY if not total else NO_EVENT_AT_ALL
-            raise ModelFault(what.format(url=self.base_url, status=status, size=total))
+            raise ModelFault(what.format(url=self.shown_url, status=status, size=total))
 
     def _failure(self, failure: Exception, response: Any) -> Exception:
         from mm_tui.agent.sse import NotAnEventStream
 
         if isinstance(failure, NotAnEventStream):
             content_type = response.headers.get("content-type", "")
-            return not_an_event_stream(self.base_url, content_type, failure.first_line)
+            return not_an_event_stream(self.shown_url, content_type, failure.first_line)
         return failure
 
     def describe(self, exc: BaseException, *, model: str | None) -> ModelFault:
         """Turn any exception from the client into one line a person can act on."""
-        return describe(exc, url=self.base_url, timeout=self.timeout, model=model)
+        return describe(exc, url=self.shown_url, timeout=self.timeout, model=model)
 
 
 def sse_chunks(blocks: Iterable[bytes], encoding: str = "utf-8") -> Iterator[dict[str, Any]]:

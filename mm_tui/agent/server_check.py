@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import discover_context_window, root_url
+from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -102,33 +103,34 @@ def _is_ollama(base_url: str, timeout: float) -> bool:
 def check_server(config: Config, *, timeout: float = 2.0) -> ServerReport:
     """Server, model and (when both are there) context and tool support."""
     url = config.base_url.rstrip("/")
+    shown = shown_url(url)  # what a person reads: no password
     try:
         answer = _get_json(f"{url}/models", config.api_key, timeout)
     except urllib.error.HTTPError as exc:
         if exc.code == 401:
-            return ServerReport([Finding("server", "problem", KEY_REFUSED.format(url=url))])
+            return ServerReport([Finding("server", "problem", KEY_REFUSED.format(url=shown))])
         reason = f"HTTP {exc.code}"
         return ServerReport(
-            [Finding("server", "problem", NOT_OPENAI.format(url=url, reason=reason))]
+            [Finding("server", "problem", NOT_OPENAI.format(url=shown, reason=reason))]
         )
     except (OSError, TimeoutError) as exc:
         reason = getattr(exc, "reason", None) or exc
         reason = getattr(reason, "strerror", None) or str(reason)
-        text = SERVER_DOWN.format(url=url, reason=reason)
+        text = SERVER_DOWN.format(url=shown, reason=reason)
         return ServerReport([Finding("server", "problem", text, start_command(url))])
     except ValueError:
         reason = "the answer is not JSON"
         return ServerReport(
-            [Finding("server", "problem", NOT_OPENAI.format(url=url, reason=reason))]
+            [Finding("server", "problem", NOT_OPENAI.format(url=shown, reason=reason))]
         )
     data = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(data, list):
         reason = "no `data` list in the answer"
         return ServerReport(
-            [Finding("server", "problem", NOT_OPENAI.format(url=url, reason=reason))]
+            [Finding("server", "problem", NOT_OPENAI.format(url=shown, reason=reason))]
         )
     models = [str(item.get("id")) for item in data if isinstance(item, dict) and item.get("id")]
-    findings = [Finding("server", "ok", SERVER_UP.format(url=url, count=len(models)))]
+    findings = [Finding("server", "ok", SERVER_UP.format(url=shown, count=len(models)))]
     ollama = _is_ollama(url, timeout)
     wanted = config.model or ""
     if not models:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mm_tui.agent.events import EventSink
 from mm_tui.agent.port import AgentPort, TopLineView
+from mm_tui.support.url_text import shown_url
 
 if TYPE_CHECKING:
     from mm_tui.agent.config import Config
@@ -51,7 +52,7 @@ def config_view(config: Config, cwd: Path) -> TopLineView:
     """What the top line shows before the core is ready: the config's model, server, yolo."""
     return TopLineView(
         model=config.model or "",
-        server=config.base_url,
+        server=shown_url(config.base_url),
         cwd=cwd,
         used=0,
         window=config.context_window or 0,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from mm_tui.lsp.spec import LspServerSpec
+from mm_tui.support.url_text import shown_url
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"
 
@@ -98,4 +99,4 @@ class Config:
     untrusted: tuple[str, ...] = field(default=(), compare=False)
 
     def __repr__(self) -> str:  # the API key never reaches a log
-        return f"Config(base_url={self.base_url!r}, model={self.model!r}, source={self.source})"
+        return f"Config(base_url={shown_url(self.base_url)!r}, model={self.model!r}, source={self.source})"

@@ -1,8 +1,9 @@
 """`read_skill`: the markdown of one skill from `skillsDir` (SPEC §4).
 
 A skill is `<name>.md` or `<name>/SKILL.md`; the flat file wins when both exist. The tool is
-declared only when at least one skill exists, and its description lists them all, so the
-model knows what it may ask for without a call. Only the base name of `name` is used: a
+declared only when at least one skill exists, and its description lists them, so the
+model knows what it may ask for without a call: as many as fit in `CATALOGUE_BUDGET`
+characters (it goes with every request), then one line saying how many were left out. Only the base name of `name` is used: a
 model cannot read `../../secrets` through this tool.
 """
 
@@ -34,6 +35,12 @@ CATALOGUE_LINE = "  {name} — {description}"
 UNKNOWN_SKILL = 'No skill named "{name}". Available skills: {names}'
 CANNOT_READ = "[error: cannot read skill {name}: {reason}]"
 MAX_DESCRIPTION_CHARACTERS = 200
+#: The catalogue's budget in characters (about 2,000 tokens): it travels with every request.
+CATALOGUE_BUDGET = 8_000
+LEFT_OUT = (
+    "… and {count} more skills not listed here: call read_skill with a name; "
+    "an unknown name answers with the names that exist"
+)
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -138,7 +145,10 @@ class ReadSkillTool(Tool):
             CATALOGUE_LINE.format(name=name, description=description).rstrip(" —")
             for name, description in self.catalogue
         ]
-        return "\n".join([DESCRIPTION_SENTENCE, *lines])
+        kept, left_out = within_budget(lines, CATALOGUE_BUDGET)
+        if left_out:
+            kept.append("  " + LEFT_OUT.format(count=left_out))
+        return "\n".join([DESCRIPTION_SENTENCE, *kept])
 
     parameters = PARAMETERS
 
@@ -154,7 +164,10 @@ class ReadSkillTool(Tool):
         skills = find_skills(self.skills_dir)
         path = skills.get(name)
         if path is None:
-            names = ", ".join(skills) or "none"
+            listed, left_out = within_budget(list(skills), CATALOGUE_BUDGET)
+            names = ", ".join(listed) or "none"
+            if left_out:
+                names += f", and {left_out} more"
             return ToolResult(
                 UNKNOWN_SKILL.format(name=quoted(name), names=names), ToolStatus.FAILED
             )
@@ -164,6 +177,17 @@ class ReadSkillTool(Tool):
             reason = error.strerror or str(error)
             return ToolResult(CANNOT_READ.format(name=name, reason=reason), ToolStatus.FAILED)
         return ToolResult(truncate_output(markdown, ctx.max_output))
+
+
+def within_budget(lines: list[str], budget: int) -> tuple[list[str], int]:
+    """The first `lines` that fit in `budget` characters, and how many were left out (so a
+    directory of 10,000 skills costs a bounded description, not 800 KB per request)."""
+    used = 0
+    for index, line in enumerate(lines):
+        used += len(line) + 2  # with its separator (", " or a newline)
+        if used > budget:
+            return lines[:index], len(lines) - index
+    return list(lines), 0
 
 
 def _base_name(raw: str) -> str:

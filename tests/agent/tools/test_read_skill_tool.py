@@ -127,3 +127,28 @@ def test_the_registry_declares_every_built_in_tool_when_skills_exist(
     for name in ("bash", "read_file", "write_file", "edit_file", "read_skill"):
         assert name in names
     registry.close()
+
+
+def test_ten_thousand_skills_cost_a_bounded_description_that_says_what_it_left_out(
+    tmp_path: Path,
+) -> None:
+    from mm_tui.agent.tools.read_skill import CATALOGUE_BUDGET
+
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    for number in range(10_000):
+        text = f"# Skill {number:05d}: " + "how to do one particular thing well " * 2 + "\n"
+        (folder / f"skill-{number:05d}.md").write_text(text)
+    tool = ReadSkillTool(folder)
+
+    description = tool.description
+    assert len(description) <= len(DESCRIPTION_SENTENCE) + CATALOGUE_BUDGET + 200
+    listed = description.count("\n  skill-")
+    assert 10 < listed < 10_000
+    assert description.endswith(
+        f"… and {10_000 - listed} more skills not listed here: call read_skill with a name; "
+        "an unknown name answers with the names that exist"
+    )
+    assert read(tool, "skill-09999").output.startswith("# Skill 09999")
+    unknown = read(tool, "nope").output
+    assert len(unknown) <= CATALOGUE_BUDGET + 200 and unknown.endswith(" more")
