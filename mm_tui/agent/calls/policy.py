@@ -127,9 +127,9 @@ def _shown(chosen: list[Found], text: str) -> list[str]:
         classes.append(not_meant(text, item.start, item.end, after))
     for number in range(len(chosen) - 2, -1, -1):
         between = text[chosen[number].end : chosen[number + 1].start]
-        if not classes[number] and classes[number + 1] in ("offered", "declined"):
-            if not between.strip(" \t\r\n,;"):
-                classes[number] = classes[number + 1]
+        shared = classes[number + 1] in ("offered", "declined")
+        if not classes[number] and shared and not between.strip(" \t\r\n,;"):
+            classes[number] = classes[number + 1]
     return classes
 
 
