@@ -41,6 +41,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "agent" / "fixture
 WORLD = FIXTURES / "world_replies.yaml"
 MALFORMED = FIXTURES / "malformed_replies.yaml"
 HELDOUT = FIXTURES / "heldout_replies.yaml"
+QUOTED = FIXTURES / "quoted_replies.yaml"
 
 
 def world_cases() -> list[dict[str, Any]]:
@@ -52,6 +53,12 @@ def heldout_cases() -> list[dict[str, Any]]:
     """The held-out replies (issue 12): collected from new sources after the reader was built,
     their outcomes written before the reader read them."""
     return yaml.safe_load(HELDOUT.read_text(encoding="utf-8"))["cases"]
+
+
+def quoted_cases() -> list[dict[str, Any]]:
+    """Session 26: real replies from new sources and replies that quote calls without meaning
+    them (offered, illustrated, quoted, declined), outcomes written before the reader read them."""
+    return yaml.safe_load(QUOTED.read_text(encoding="utf-8"))["cases"]
 
 
 def malformed_cases() -> list[dict[str, Any]]:
@@ -221,6 +228,7 @@ def corpora() -> list[tuple[str, list[dict[str, Any]]]]:
         ("world", world_cases()),
         ("held-out", heldout_cases()),
         ("issue 6", malformed_cases()),
+        ("quoted and new (session 26)", quoted_cases()),
     ]
 
 

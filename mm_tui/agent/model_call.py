@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mm_tui.agent.calls import CUT_REASON
 from mm_tui.agent.calls.native_repair import mend_native_call
+from mm_tui.agent.calls.quoting import is_lead_in
 from mm_tui.agent.chunk_feed import ChunkFeed
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget
@@ -191,9 +192,9 @@ class ModelCall:
 
         finished = assembler.finish_reason != "length"
         found = extract_text_calls(assembler.text, is_known, finished=finished)
-        if not found.calls and assembler.reasoning:
-            # a call written only in the reasoning runs, whatever the answer says; the answer
-            # is kept as written (issue 12's policy: calls/policy.py)
+        if not found.calls and assembler.reasoning and is_lead_in(assembler.text):
+            # a call written only in the reasoning runs when the answer does nothing but
+            # announce it; the answer is kept as written (the policy: calls/policy.py)
             in_reasoning = extract_text_calls(assembler.reasoning, is_known, reasoning=True)
             found = type(found)(in_reasoning.calls, assembler.text)
         for call in found.calls:

@@ -13,25 +13,32 @@
   answered with the closest name.
 - **No placeholder becomes a tool name**: `...`, `<name>`, `tool_name` and the like, unless a
   tool of that name is declared.
-- **A call written only in the reasoning** runs when the answer has no call of its own,
-  whether or not the answer has text, provided it is written in the model's own markers (tags,
-  special tokens, markup: never bare JSON, a fenced block or a pythonic line, which reasoning
-  is full of as drafts), is complete, and is not presented as an example. The answer's text is
-  shown as written, and the row carries the badge `from reasoning`. Why: models that think
-  between calls (Kimi K2 Thinking, GLM 4.7, gpt-oss, Qwen3 under a reasoning parser) emit their
-  real calls inside the reasoning and then a line of text ("Let me look at the file."); left
-  unrun, the turn stalls. A marked call in the reasoning is the model's protocol, not a draft;
-  running it costs one extra step if the model had changed its mind, and permissions still
-  ask before anything that writes or runs a command.
+- **A call written only in the reasoning** (or in a `<think>` block left in the answer) runs
+  when the answer has no call of its own and does nothing but announce one: it is empty, or
+  one short sentence of intent ("Let me look at the file.", "I'll list the files:"). It must be
+  written in the model's own markers (tags, special tokens, markup: never bare JSON, a fenced
+  block or a pythonic line, which reasoning is full of as drafts), be complete, and not be
+  presented as an example. The answer's text is shown as written, and the row carries the
+  badge `from reasoning`. Why: models that think between calls (Kimi K2 Thinking, GLM 4.7,
+  gpt-oss, Qwen3 under a reasoning parser) emit their real calls inside the reasoning and then
+  a line of text; left unrun, the turn stalls. But a call the thinking weighed while the answer
+  answers ("I'll just answer: …") was turned down: running it is a command nobody asked for.
+- **A call shown, not made, never runs** (`quoting`): offered (a question or a condition around
+  it), declined, quoted (a markdown quote, prose quotation marks, code of another language) or
+  illustrated. It stays in the text; the turn goes on as for any answer.
 - **A call cut by the end of the reply** (finish_reason `length`, or inside a string) never
   runs and is never completed: it is answered as not run, with the reason.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
 from mm_tui.agent.calls.model import BARE, MARKED, Found, IsKnown, clean_tool_name, is_placeholder
+from mm_tui.agent.calls.quoting import is_lead_in, not_meant, outside, thinking_spans
+
+log = logging.getLogger(__name__)
 
 _INLINE_CODE = re.compile(r"(?<!`)`(?!`)[^`\n]+`(?!`)")
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+-]*)[^\n]*\n.*?```", re.DOTALL)
@@ -51,9 +58,24 @@ def mask(text: str) -> str:
         return re.sub(r"[^\n]", " ", match.group(0))
 
     masked = _INLINE_CODE.sub(blank, text)
-    return _FENCE.sub(
-        lambda m: m.group(0) if m.group("lang").lower() in _CALL_LANGS else blank(m), masked
-    )
+    return _FENCE.sub(lambda m: m.group(0) if _holds_calls(m) else blank(m), masked)
+
+
+#: A Python statement that is not a call: code that may quote a call, never one itself.
+_PYTHON_CODE = re.compile(
+    r"(?m)^[ \t]*(?:(?:import|from|def|class|for|while|if|elif|else|with|return|print|async|"
+    r"await|try|except|finally|raise|assert)\b|[A-Za-z_][\w.\[\]\"']*[ \t]*(?::[^=\n]*)?=(?!=))"
+)
+
+
+def _holds_calls(fence: re.Match[str]) -> bool:
+    """Whether a fenced block may hold calls: JSON or unlabelled, or Python that is only calls
+    (an SDK snippet that builds a `tool_calls` list quotes a call, it does not make one)."""
+    lang = fence.group("lang").lower()
+    if lang not in _CALL_LANGS:
+        return False
+    body = fence.group(0).split("\n", 1)[-1]
+    return lang not in ("python", "py") or not _PYTHON_CODE.search(body)
 
 
 def is_illustration(text: str, start: int) -> bool:
@@ -73,11 +95,15 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
         if chosen and item.start < chosen[-1].end:  # starts sorted, ends increasing
             continue
         chosen.append(item)
+    thinking = thinking_spans(text)
     kept: list[Found] = []
-    for item in chosen:
-        if reasoning and (item.strength < MARKED or item.cut):
+    shown = _shown(chosen, text)
+    for number, item in enumerate(chosen):
+        in_thinking = any(start <= item.start < end for start, end in thinking)
+        if (reasoning or in_thinking) and (item.strength < MARKED or item.cut):
             continue  # a draft, or a call the thinking broke off: not a call
-        if is_illustration(text, item.start):
+        if is_illustration(text, item.start) or shown[number]:
+            log.debug("a call shown, not made (%s): not run", shown[number] or "illustrated")
             continue
         calls = []
         for call in item.calls:
@@ -89,4 +115,34 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
             calls.append(type(call)(name, call.arguments, call.needs_declared))
         if calls:
             kept.append(Found(item.start, item.end, calls, item.badge, item.strength, item.cut))
+    return _thinking_calls(kept, thinking, text)
+
+
+def _shown(chosen: list[Found], text: str) -> list[str]:
+    """For each call, the class that makes it shown rather than made ("" when made). Calls in
+    a row (nothing but blanks between them) share the offer or refusal that follows the last."""
+    classes: list[str] = []
+    for number, item in enumerate(chosen):
+        after = chosen[number + 1].start if number + 1 < len(chosen) else len(text)
+        classes.append(not_meant(text, item.start, item.end, after))
+    for number in range(len(chosen) - 2, -1, -1):
+        between = text[chosen[number].end : chosen[number + 1].start]
+        shared = classes[number + 1] in ("offered", "declined")
+        if not classes[number] and shared and not between.strip(" \t\r\n,;"):
+            classes[number] = classes[number + 1]
+    return classes
+
+
+def _thinking_calls(kept: list[Found], thinking: list[tuple[int, int]], text: str) -> list[Found]:
+    """A call inside a `<think>` block left in the answer counts as reasoning does: only when
+    the answer outside the thinking makes no call and does nothing but announce one."""
+    if not thinking:
+        return kept
+
+    def inside(item: Found) -> bool:
+        return any(start <= item.start < end for start, end in thinking)
+
+    made = [item for item in kept if not inside(item)]
+    if made or not is_lead_in(outside(text, thinking)):
+        return made
     return kept

@@ -1,0 +1,99 @@
+"""The corpus of session 26 (tests/agent/fixtures/quoted_replies.yaml): real replies from sources
+no other corpus used, and replies that show a call without meaning it (offered, declined,
+quoted, illustrated, weighed in the thinking), replayed through the agent core over real HTTP
+to their exact outcome — and no call run that nobody meant, on every corpus."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.bench_corpus import (
+    expected_calls,
+    heldout_cases,
+    judge,
+    malformed_cases,
+    quoted_cases,
+    replay_case,
+    world_cases,
+)
+from mm_tui.scripted_server import ScriptedServer
+
+CORPUS = quoted_cases()
+SHOWN = ("offered", "declined", "quoted", "illustrated")
+
+
+def _said(case: dict[str, Any]) -> str:
+    reply = case["reply"]
+    return re.sub(r"\s+", "", (reply.get("text") or "") + (reply.get("reasoning") or ""))
+
+
+def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
+    real = [case for case in CORPUS if not case.get("constructed")]
+    shown = [case for case in CORPUS if case.get("class") in SHOWN]
+    assert len(real) >= 40 and len(shown) >= 15
+    older = [*world_cases(), *heldout_cases(), *malformed_cases()]
+    seen = {_said(case) for case in older}
+    used = {str(case.get("source", "")).split(" (")[0] for case in older}
+    for case in CORPUS:
+        assert case["calls"] or case.get("sees"), f"{case['id']}: no call and no line"
+        assert _said(case) not in seen, f"{case['id']} is already in a corpus"
+        if case.get("constructed"):
+            assert case["source"].startswith("constructed"), case["id"]
+        else:
+            assert case["source"].startswith("https://github.com/"), case["id"]
+            assert case["source"].split(" (")[0] not in used, case["id"]
+    assert len({case["id"] for case in CORPUS}) == len(CORPUS)
+
+
+#: Replies whose outcome the reader does not reach yet (a call cut inside its block is not said
+#: as cut; section tokens without call markers are not read): strict, so a fix must move them.
+NOT_YET = {
+    "longcat-cut-inside-the-arguments-object",
+    "step3-cut-after-the-invoke-opens",
+    "deepseek-v31-cut-after-the-name",
+    "deepseek-v31-call-markers-missing",
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="not mended yet"))
+        if c["id"] in NOT_YET
+        else c
+        for c in CORPUS
+    ],
+    ids=[c["id"] for c in CORPUS],
+)
+def test_a_reply_replays_to_its_exact_outcome(
+    case: dict[str, Any], model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    outcome = replay_case(case, model_server, tmp_path)
+
+    assert not outcome.crashed
+    assert outcome.calls == expected_calls(case)
+    if "text" in case:
+        assert outcome.text == case["text"].strip()
+    if "sees" in case:
+        assert case["sees"].strip() in [line.strip() for line in [*outcome.lines, outcome.text]]
+
+
+@pytest.mark.parametrize(
+    "corpus", [world_cases, heldout_cases, malformed_cases, quoted_cases], ids=lambda f: f.__name__
+)
+def test_no_corpus_runs_a_call_nobody_meant(corpus: Any, tmp_path: Path) -> None:
+    misfires: list[str] = []
+    for number, case in enumerate(corpus()):
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        with ScriptedServer() as server:
+            outcome = replay_case(case, server, folder)
+        recovered, _, _ = judge(case, outcome)
+        if len(outcome.calls) > recovered:
+            misfires.append(case["id"])
+    known = {"longcat-cut-inside-the-arguments-object"}  # a cut call closed to {}: not mended yet
+    assert [m for m in misfires if m not in known] == []
