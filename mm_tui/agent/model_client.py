@@ -63,7 +63,7 @@ class ModelClient:
             from mm_tui.agent.model_wire import build_http_client
 
             self._client = openai.OpenAI(
-                base_url=self.shown_url,
+                base_url=self.base_url,
                 api_key=self._api_key,
                 timeout=self.timeout,
                 max_retries=0,  # we retry 429/5xx ourselves, and say so
