@@ -11,6 +11,7 @@ Anything the parser cannot fully account for is never allowed by a rule.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -178,10 +179,11 @@ def _run(
 def test_quoting_and_comments_that_fooled_shlex_are_asked_under_an_allow_rule(
     make_agent: AgentFactory, model_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    attacks = ["echo $'\\'' ; touch PWNED #'", "echo hi #'\ntouch PWNED\n#'", "ls >/dev/nullX"]
+    beside_null = f"/dev/null{uuid.uuid4().hex[:8]}"  # its own: one left by a run is no verdict
+    attacks = ["echo $'\\'' ; touch PWNED #'", "echo hi #'\ntouch PWNED\n#'", f"ls >{beside_null}"]
     _, events = _run(make_agent, model_server, attacks, allow_rules=("bash(echo *)", "bash(ls *)"))
     assert [r.detail for r in events.of(PermissionRequest)] == attacks
-    assert not (tmp_path / "PWNED").exists() and not Path("/dev/nullX").exists()
+    assert not (tmp_path / "PWNED").exists() and not Path(beside_null).exists()
 
 
 def test_a_deny_rule_holds_under_yolo_past_paths_and_wrappers(
