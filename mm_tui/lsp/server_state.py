@@ -31,6 +31,11 @@ _PROJECT_SCAN_DONE = {
 }
 
 
+#: How long an unversioned publication that came first after a change is doubted: it may be
+#: a late word about the earlier text (typescript-language-server was seen to send one).
+#: It is believed once this long passed with nothing newer, or at once when another follows.
+DOUBT_SECONDS = 0.5
+
 _ERRORS_KEPT = 3
 _SAID_CHARS = 300
 
@@ -49,6 +54,8 @@ class Publication:
     diagnostics: list[dict[str, Any]]
     version: int | None
     after_version: int
+    #: Until when (monotonic) it is doubted: no version, and the first word since a change.
+    doubted_until: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,7 @@ class ServerState:
         #: server does not see the project (basedpyright under a folder named with "?").
         self.scan_found_nothing = False
         self._news = 0  # counts every piece of news, for `wait_for_news`
+        self._wake_at = 0.0  # when a doubted publication comes to be believed (monotonic)
         #: What the server said at error level (`window/showMessage`, `logMessage`), each
         #: passed to the model once (rust-analyzer: "failed to load workspace").
         self._errors: list[str] = []
@@ -150,10 +158,18 @@ class ServerState:
             log.debug("diagnostics for %r were dropped: not a file", uri)
             return
         version = params.get("version")
+        version = version if isinstance(version, int) else None
+        after_version = self._version_of(key)
+        earlier = self.publications.get(key)
+        doubted_until = 0.0
+        if version is None and earlier is not None and earlier.after_version < after_version:
+            doubted_until = time.monotonic() + DOUBT_SECONDS
+            self._wake_at = doubted_until
         self.publications[key] = Publication(
             diagnostics=[d for d in diagnostics if isinstance(d, dict)],
-            version=version if isinstance(version, int) else None,
-            after_version=self._version_of(key),
+            version=version,
+            after_version=after_version,
+            doubted_until=doubted_until,
         )
         self.signal_change()
 
@@ -211,9 +227,12 @@ class ServerState:
         """Wait (bounded) until `condition()` holds; False when time ran out or it died."""
         deadline = time.monotonic() + timeout
         while not condition():
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0 or self._gone():
                 return False
+            if self._wake_at > now:  # a doubt ends then: look again, even if nothing comes
+                remaining = min(remaining, self._wake_at - now)
             self._pump(remaining)
         return True
 
@@ -229,6 +248,8 @@ class ServerState:
             return None
         if publication.version is not None and publication.version < version:
             return None  # a late answer about an older content (pylsp's debounced lint)
+        if publication.doubted_until > time.monotonic():
+            return None  # maybe about the earlier text: believed if nothing newer comes
         return publication
 
     def wait_for_analysis(self, key: str, version: int, timeout: float) -> None:

@@ -179,6 +179,25 @@ def test_a_server_that_publishes_only_on_open_is_sent_the_changed_file_again(
     assert third == "no diagnostics: m.py is clean (as last published)"  # unchanged since
 
 
+def test_a_late_unversioned_publication_about_the_earlier_text_is_not_taken_as_current(
+    tmp_path: Path,
+) -> None:
+    # The server's first word after the change is about the earlier text and carries no
+    # version: taken as current, the error was shown at line 1, which no longer holds it.
+    command = (sys.executable, str(FIXTURES / "late_publication_server.py"))
+    spec = LspServerSpec(name="late", command=command, extensions=(".py",))
+    (tmp_path / "m.py").write_text("bad = 1\n")
+    workspace = LspWorkspace([spec], tmp_path, Timeouts(indexing=0.0, diagnostics=3.0))
+    try:
+        first = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
+        (tmp_path / "m.py").write_text("x = 1\n\nbad = 2\n")
+        second = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
+    finally:
+        workspace.close()
+    assert first == "1 diagnostic(s) in m.py:\nerror m.py:1:1 bad on line 1"
+    assert second == "1 diagnostic(s) in m.py:\nerror m.py:3:1 bad on line 3"
+
+
 class Channel:
     """What OpenDocuments sends through, recorded."""
 
