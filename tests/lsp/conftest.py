@@ -59,23 +59,6 @@ def copy_project(destination: Path, name: str = "pyproj") -> Path:
     return target
 
 
-def process_group_members(group: int) -> list[int]:
-    """Every live process of a process group, read from /proc (zombies excluded)."""
-    members: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        state, pgid = fields[0], int(fields[2])
-        if pgid == group and state != "Z":
-            members.append(int(entry))
-    return members
-
-
 @pytest.fixture(params=sorted(SERVERS), scope="module")
 def server_spec(request: pytest.FixtureRequest) -> LspServerSpec:
     return SERVERS[request.param]

@@ -27,7 +27,8 @@ from mm_tui.lsp.framing import FrameReader, frame
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES, process_group_members
+from tests.lsp.conftest import FIXTURES
+from tests.processes import process_group_members
 from tests.waiting import holds_within, wait_until
 
 SOURCE = "def greet(name):\n    return name\n\ngreet('x')\n"

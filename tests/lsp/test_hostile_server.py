@@ -20,7 +20,8 @@ from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES, process_group_members, text_of
+from tests.lsp.conftest import FIXTURES, text_of
+from tests.processes import process_group_members
 
 LIBRARY = "def greet(name):\n    return name\n"
 MAIN = "from lib import greet\n\nprint(greet('x'))\n"

@@ -13,7 +13,8 @@ from mm_tui.lsp.connection import Timeouts
 from mm_tui.lsp.query import LspQuery
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.workspace import LspWorkspace
-from tests.lsp.conftest import FIXTURES, copy_project, process_group_members, text_of
+from tests.lsp.conftest import FIXTURES, copy_project, text_of
+from tests.processes import our_zombies, process_group_members
 from tests.waiting import holds_within, wait_until
 
 GREET_DEFINITION = "greetings.py:5:5  def greet(name: str) -> str:"
@@ -205,22 +206,6 @@ def test_an_import_line_answered_while_loading_is_asked_again_once_loaded(
     assert answer == Text("greetings.py:1:5  def greet(): ...")
 
 
-def zombie_children() -> list[str]:
-    """This process's children that ended and were not reaped (State Z in /proc)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-        if int(fields["PPid"]) == os.getpid() and fields["State"].startswith("Z"):
-            found.append(f"{entry} {fields['Name']}")
-    return found
-
-
 def test_a_server_killed_between_calls_is_reaped_at_once(
     own_workspace: LspWorkspace, server_spec: LspServerSpec
 ) -> None:
@@ -229,7 +214,7 @@ def test_a_server_killed_between_calls_is_reaped_at_once(
         == GREET_DEFINITION
     )
     killed = own_workspace.server_pids()[server_spec.name]
-    before = set(zombie_children())  # other tests' children are not this test's business
+    before = our_zombies()  # other tests' children are not this test's business
     os.kill(killed, signal.SIGKILL)
     # No call follows: the killed server must not stay a zombie child until mm-tui exits.
     wait_until(
@@ -239,4 +224,4 @@ def test_a_server_killed_between_calls_is_reaped_at_once(
         timeout=10,
         interval=0.02,
     )
-    assert set(zombie_children()) - before == set()
+    assert our_zombies() - before == set()

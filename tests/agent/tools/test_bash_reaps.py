@@ -3,7 +3,6 @@ every one that dies under it must be collected, or a long session fills with zom
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -11,25 +10,10 @@ import pytest
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.bash import BashTool
+from tests.processes import our_zombies, stat_of
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def our_zombies() -> set[int]:
-    """The dead children of this process that nobody collected yet."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        state, ppid = stat[stat.rfind(")") + 2 :].split()[:2]
-        if state == "Z" and int(ppid) == os.getpid():
-            found.add(int(entry))
-    return found
 
 
 def run(command: str, cwd: Path, timeout: float = 30.0):
@@ -37,11 +21,8 @@ def run(command: str, cwd: Path, timeout: float = 30.0):
 
 
 def state_of(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return "gone"
-    return stat[stat.rfind(")") + 2 :].split()[0]
+    found = stat_of(pid)
+    return "gone" if found is None else found.state
 
 
 def test_a_timed_out_commands_grandchildren_are_reaped(tmp_path: Path) -> None:
