@@ -101,9 +101,11 @@ class SessionBridge:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
 
     async def flush(self) -> None:
-        """Return once everything queued so far has been sent."""
+        """Return once everything queued so far has been sent. The mark is queued the way
+        `sink` queues (a callback on the loop), so it lands behind every item sunk before it,
+        also those sunk on the loop itself (a replay): the load is answered after its replay."""
         done: asyncio.Future[None] = self._loop.create_future()
-        self._queue.put_nowait(_Flush(done))
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, _Flush(done))
         await done
 
     async def close(self) -> None:
