@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.agent.usage_report import ReportedUsage, read_usage
+
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Read a field from an SDK object (extra fields included) or from a plain dict."""
@@ -98,13 +100,21 @@ class StreamAssembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self.calls: list[AssembledCall] = []
-        self.usage: tuple[int, int] | None = None
+        self.usage: tuple[int, int] | None = None  # (prompt, completion) as reported
+        self.reported: ReportedUsage | None = None
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
 
     @property
     def text(self) -> str:
         return _joined(self._text)
+
+    def _read_usage(self, usage: Any) -> None:
+        """A chunk's `usage`; garbage in it is ignored (`usage_report`), never an error."""
+        reported = read_usage(usage)
+        if reported is not None:
+            self.reported = reported
+            self.usage = (reported.prompt, reported.completion)
 
     @property
     def reasoning(self) -> str:
@@ -117,10 +127,7 @@ class StreamAssembler:
         plain = type(chunk) is dict
         usage = chunk.get("usage") if plain else _get(chunk, "usage")
         if usage:
-            self.usage = (
-                int(_get(usage, "prompt_tokens", 0) or 0),
-                int(_get(usage, "completion_tokens", 0) or 0),
-            )
+            self._read_usage(usage)
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")
