@@ -14,16 +14,21 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from mm_tui.agent.loop_detector import RUNAWAY_MAX_BYTES, TEXT_NOTE, TEXT_WINDOW, TextRepetition
+from mm_tui.agent.loop_detector import TEXT_NOTE, TEXT_WINDOW, TextRepetition
 from mm_tui.agent.stream import StreamAssembler, StreamDelta
 
 #: The same non-empty piece of text this many times in a row is a runaway (a 1-token loop is
 #: caught long before the 1 KB pattern watch of `TextRepetition` would see it).
 SAME_CHUNK_LIMIT = 256
+#: An answer or a reasoning this large is cut whatever it says. Far above any real answer: a
+#: 5,000-line listing with its Markdown is ~350 KB, a whole source file rewritten ~100 KB. A
+#: runaway is cut long before on repetition (above); this bounds one that never repeats.
+#: (A tool call's arguments keep `loop_detector.RUNAWAY_MAX_BYTES`, 256 KB.)
+ANSWER_MAX_BYTES = 4 * 1024 * 1024
 #: Chunks in a row that bring nothing (no text, reasoning, call, finish or usage).
 EMPTY_CHUNK_LIMIT = 4096
 SIZE_STOP = (
-    "[error: the model's {what} ran away: it passed 256 KB ({count} characters so far: "
+    "[error: the model's {what} ran away: it passed 4 MB ({count} characters so far: "
     "{sample}) — generation stopped; rephrase the request, or try another model]"
 )
 SAME_CHUNK_STOP = (
@@ -85,7 +90,7 @@ class _Part:
         self.size += count if piece.isascii() else len(piece.encode("utf-8", "replace"))
         self.length += count
         self._new.append(piece)
-        if self.size > RUNAWAY_MAX_BYTES:
+        if self.size > ANSWER_MAX_BYTES:
             stop = SIZE_STOP.format(what=self.what, count=self.length, sample=sample(self.tail))
             return StreamVerdict(stop=stop)
         self.same = self.same + 1 if piece == self.last else 1
