@@ -38,6 +38,7 @@ class AssembledCall:
     """
 
     TAIL = 512  # characters kept for the runaway watch, which looks at the last 256
+    PARTS = 4096  # pieces kept apart before they are joined
 
     def __init__(
         self,
@@ -59,12 +60,21 @@ class AssembledCall:
         self.tail = ""
         self.length = 0
         self.size_bytes = 0
+        self.fragments = 0  # the argument fragments it came in, empty ones too
+        self.name_set = False  # whether its last fragment gave it its name
         self.last_fragment = ""
         if arguments:
             self.add(arguments)
 
     def add(self, fragment: str) -> None:
-        self._parts.append(fragment)
+        self.fragments += 1
+        if not fragment:  # nothing to keep (a server may send `"arguments": ""` forever)
+            self.last_fragment = ""
+            return
+        parts = self._parts
+        parts.append(fragment)
+        if len(parts) >= self.PARTS:  # thousands of tiny pieces: one string, not a list of them
+            parts[:] = ["".join(parts)]
         self.tail = (self.tail + fragment)[-self.TAIL :]
         self.length += len(fragment)
         self.size_bytes += len(fragment.encode("utf-8", "replace"))
@@ -87,6 +97,8 @@ class StreamDelta:
     text: str = ""
     reasoning: str = ""
     tool_call: AssembledCall | None = None  # the call whose arguments grew, if any
+    #: Whether the tool-call fragments brought anything: a new call, a name, some arguments.
+    call_progress: bool = False
 
 
 class StreamAssembler:
@@ -104,6 +116,7 @@ class StreamAssembler:
         self.reported: ReportedUsage | None = None
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
+        self.calls_bytes = 0  # the arguments of all its calls together
 
     @property
     def text(self) -> str:
@@ -152,7 +165,10 @@ class StreamAssembler:
                 self._text.append(content)
                 delta_out.text += content
             for fragment in fragments:
-                delta_out.tool_call = self._feed_tool_call(fragment)
+                opened = len(self.calls)
+                call = delta_out.tool_call = self._feed_tool_call(fragment)
+                if len(self.calls) != opened or call.last_fragment or call.name_set:
+                    delta_out.call_progress = True
         return delta_out
 
     def feed_text(self, chunk: dict[str, Any]) -> str:
@@ -191,8 +207,10 @@ class StreamAssembler:
             current = AssembledCall(id=call_id or made_up_id(), index=index)
             self._by_index[index] = current
             self.calls.append(current)
-        if name and not current.name:
+        current.name_set = bool(name and not current.name)
+        if current.name_set:
             current.name = name
+        size = current.size_bytes
         if isinstance(arguments, dict):  # some servers send an object instead of a string
             import json
 
@@ -201,6 +219,7 @@ class StreamAssembler:
             current.add(arguments)
         else:
             current.last_fragment = ""
+        self.calls_bytes += current.size_bytes - size
         return current
 
     @property

@@ -12,10 +12,12 @@ from mm_tui.agent.session import read_session_document
 from mm_tui.agent.stream_bounds import (
     ANSWER_MAX_BYTES,
     EMPTY_CHUNK_LIMIT,
+    MAX_CALL_FRAGMENTS,
+    MAX_CALLS,
     REASONING_NOTE,
     SAME_CHUNK_LIMIT,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall, wire
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 STOPPED = "— generation stopped; rephrase the request, or try another model]"
@@ -162,4 +164,54 @@ def test_a_5000_line_listing_streams_whole_and_a_repeating_runaway_is_still_cut(
     assert ended.reason == "error" and ended.error is not None
     assert ended.error.startswith("[error: the model's answer ran away: it repeats the same text")
     assert len(agent.messages[-1]["content"]) < len(stuck) // 2
+    assert_valid_history(agent.messages)
+
+
+#: fault -> (the start of its stop line, where it is filed, the chunks it may take at most)
+ENDLESS = {
+    "endless_new_calls": (
+        f"[error: the model's tool calls ran away: the message opened more than {MAX_CALLS}",
+        "generation",
+        MAX_CALLS + 1,
+    ),
+    "endless_empty_arguments": (
+        f"[error: the server sent {EMPTY_CHUNK_LIMIT} tool-call chunks in a row that add nothing",
+        "model",
+        EMPTY_CHUNK_LIMIT + 1,
+    ),
+    "endless_tiny_arguments": (
+        "[error: the model's tool calls ran away: the arguments of one came in more than "
+        f"{MAX_CALL_FRAGMENTS} pieces",
+        "generation",
+        MAX_CALL_FRAGMENTS + 2,
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", ENDLESS)
+def test_a_tool_call_composed_forever_is_cut_with_one_line_within_its_bound(
+    fault: str,
+    make_agent: AgentFactory,
+    model_server: ScriptedServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    start, where, most = ENDLESS[fault]
+    # the server would go on far past every bound (an old client took it all, never cut)
+    monkeypatch.setattr(wire, "ENDLESS_CAP", 2 * most)
+    model_server.enqueue(Reply(tool_calls=[ToolCall("echo", {"text": "first"})]))
+    model_server.enqueue(Reply(text="Composing: ", fault=fault), Reply(text="Recovered."))
+    agent, events = make_agent(auto_compact=0)
+
+    ended = agent.run_turn("go")
+
+    assert ended.reason == "error" and ended.error is not None
+    assert ended.error.startswith(start), ended.error
+    assert "\n" not in ended.error and len(ended.error) < 400
+    assert [n.text for n in events.of(Notice) if n.level == "error"] == [ended.error]
+    assert [e.output for e in events.of(ToolFinished)] == ["first"]  # the cut call never ran
+    saved = read_session_document(agent.session_path)
+    assert saved["errors"][-1] == {**saved["errors"][-1], "where": where, "message": ended.error}
+    assert_valid_history(saved["messages"])
+    assert agent.run_turn("again").reason == "answered"
+    assert agent.messages[-1]["content"] == "Recovered."
     assert_valid_history(agent.messages)
