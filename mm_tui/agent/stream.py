@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.agent.usage_report import ReportedUsage, read_usage
+
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Read a field from an SDK object (extra fields included) or from a plain dict."""
@@ -36,6 +38,7 @@ class AssembledCall:
     """
 
     TAIL = 512  # characters kept for the runaway watch, which looks at the last 256
+    PARTS = 4096  # pieces kept apart before they are joined
 
     def __init__(
         self,
@@ -57,12 +60,21 @@ class AssembledCall:
         self.tail = ""
         self.length = 0
         self.size_bytes = 0
+        self.fragments = 0  # the argument fragments it came in, empty ones too
+        self.name_set = False  # whether its last fragment gave it its name
         self.last_fragment = ""
         if arguments:
             self.add(arguments)
 
     def add(self, fragment: str) -> None:
-        self._parts.append(fragment)
+        self.fragments += 1
+        if not fragment:  # nothing to keep (a server may send `"arguments": ""` forever)
+            self.last_fragment = ""
+            return
+        parts = self._parts
+        parts.append(fragment)
+        if len(parts) >= self.PARTS:  # thousands of tiny pieces: one string, not a list of them
+            parts[:] = ["".join(parts)]
         self.tail = (self.tail + fragment)[-self.TAIL :]
         self.length += len(fragment)
         self.size_bytes += len(fragment.encode("utf-8", "replace"))
@@ -85,6 +97,8 @@ class StreamDelta:
     text: str = ""
     reasoning: str = ""
     tool_call: AssembledCall | None = None  # the call whose arguments grew, if any
+    #: Whether the tool-call fragments brought anything: a new call, a name, some arguments.
+    call_progress: bool = False
 
 
 class StreamAssembler:
@@ -98,13 +112,22 @@ class StreamAssembler:
         self._text: list[str] = []
         self._reasoning: list[str] = []
         self.calls: list[AssembledCall] = []
-        self.usage: tuple[int, int] | None = None
+        self.usage: tuple[int, int] | None = None  # (prompt, completion) as reported
+        self.reported: ReportedUsage | None = None
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
+        self.calls_bytes = 0  # the arguments of all its calls together
 
     @property
     def text(self) -> str:
         return _joined(self._text)
+
+    def _read_usage(self, usage: Any) -> None:
+        """A chunk's `usage`; garbage in it is ignored (`usage_report`), never an error."""
+        reported = read_usage(usage)
+        if reported is not None:
+            self.reported = reported
+            self.usage = (reported.prompt, reported.completion)
 
     @property
     def reasoning(self) -> str:
@@ -117,10 +140,7 @@ class StreamAssembler:
         plain = type(chunk) is dict
         usage = chunk.get("usage") if plain else _get(chunk, "usage")
         if usage:
-            self.usage = (
-                int(_get(usage, "prompt_tokens", 0) or 0),
-                int(_get(usage, "completion_tokens", 0) or 0),
-            )
+            self._read_usage(usage)
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")
@@ -145,7 +165,10 @@ class StreamAssembler:
                 self._text.append(content)
                 delta_out.text += content
             for fragment in fragments:
-                delta_out.tool_call = self._feed_tool_call(fragment)
+                opened = len(self.calls)
+                call = delta_out.tool_call = self._feed_tool_call(fragment)
+                if len(self.calls) != opened or call.last_fragment or call.name_set:
+                    delta_out.call_progress = True
         return delta_out
 
     def feed_text(self, chunk: dict[str, Any]) -> str:
@@ -184,8 +207,10 @@ class StreamAssembler:
             current = AssembledCall(id=call_id or made_up_id(), index=index)
             self._by_index[index] = current
             self.calls.append(current)
-        if name and not current.name:
+        current.name_set = bool(name and not current.name)
+        if current.name_set:
             current.name = name
+        size = current.size_bytes
         if isinstance(arguments, dict):  # some servers send an object instead of a string
             import json
 
@@ -194,6 +219,7 @@ class StreamAssembler:
             current.add(arguments)
         else:
             current.last_fragment = ""
+        self.calls_bytes += current.size_bytes - size
         return current
 
     @property

@@ -14,16 +14,21 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from mm_tui.agent.loop_detector import RUNAWAY_MAX_BYTES, TEXT_NOTE, TEXT_WINDOW, TextRepetition
-from mm_tui.agent.stream import StreamAssembler, StreamDelta
+from mm_tui.agent.loop_detector import TEXT_NOTE, TEXT_WINDOW, TextRepetition
+from mm_tui.agent.stream import AssembledCall, StreamAssembler, StreamDelta
 
 #: The same non-empty piece of text this many times in a row is a runaway (a 1-token loop is
 #: caught long before the 1 KB pattern watch of `TextRepetition` would see it).
 SAME_CHUNK_LIMIT = 256
+#: An answer or a reasoning this large is cut whatever it says. Far above any real answer: a
+#: 5,000-line listing with its Markdown is ~350 KB, a whole source file rewritten ~100 KB. A
+#: runaway is cut long before on repetition (above); this bounds one that never repeats.
+#: (A tool call's arguments keep `loop_detector.RUNAWAY_MAX_BYTES`, 256 KB.)
+ANSWER_MAX_BYTES = 4 * 1024 * 1024
 #: Chunks in a row that bring nothing (no text, reasoning, call, finish or usage).
 EMPTY_CHUNK_LIMIT = 4096
 SIZE_STOP = (
-    "[error: the model's {what} ran away: it passed 256 KB ({count} characters so far: "
+    "[error: the model's {what} ran away: it passed 4 MB ({count} characters so far: "
     "{sample}) — generation stopped; rephrase the request, or try another model]"
 )
 SAME_CHUNK_STOP = (
@@ -33,6 +38,20 @@ SAME_CHUNK_STOP = (
 EMPTY_STOP = (
     "[error: the server sent {count} empty chunks in a row and nothing else — generation "
     "stopped; the server may be stuck: try again, or restart it]"
+)
+#: Tool calls being composed in one message: at most MAX_CALLS opened (`maxToolCalls` of them
+#: run), each in at most MAX_CALL_FRAGMENTS fragments (256 KB at a token of 4 characters a
+#: fragment), all their arguments together at most ANSWER_MAX_BYTES; and EMPTY_CHUNK_LIMIT
+#: fragments in a row that add nothing (no call, name or argument) end the turn too.
+MAX_CALLS = 1024
+MAX_CALL_FRAGMENTS = 65_536
+CALLS_STOP = (
+    "[error: the model's tool calls ran away: {why} — generation stopped; rephrase the "
+    "request, or try another model]"
+)
+CALL_STILL_STOP = (
+    "[error: the server sent {count} tool-call chunks in a row that add nothing to the call — "
+    "generation stopped; the server may be stuck: try again, or restart it]"
 )
 REASONING_NOTE = "the reasoning keeps repeating the same text; it is stopped if it goes on"
 SAMPLE_CHARS = 40
@@ -85,7 +104,7 @@ class _Part:
         self.size += count if piece.isascii() else len(piece.encode("utf-8", "replace"))
         self.length += count
         self._new.append(piece)
-        if self.size > RUNAWAY_MAX_BYTES:
+        if self.size > ANSWER_MAX_BYTES:
             stop = SIZE_STOP.format(what=self.what, count=self.length, sample=sample(self.tail))
             return StreamVerdict(stop=stop)
         self.same = self.same + 1 if piece == self.last else 1
@@ -116,15 +135,35 @@ class StreamWatch:
         if delta.text and not verdict.stop:
             answer = self.answer.feed(delta.text)
             verdict = answer if answer.stop or answer.note else verdict
-        if delta.text or delta.reasoning or delta.tool_call is not None:
+        if delta.tool_call is not None and not verdict.stop:
+            verdict = _calls_verdict(delta.tool_call, assembler) or verdict
+        if delta.text or delta.reasoning or delta.call_progress:
             self.empty = 0
-        elif assembler.finish_reason is None and assembler.usage is None:
+        elif delta.tool_call is not None or (
+            assembler.finish_reason is None and assembler.usage is None
+        ):
             self.empty += 1
             if self.empty >= EMPTY_CHUNK_LIMIT:
-                return StreamVerdict(stop=EMPTY_STOP.format(count=self.empty), where="model")
+                line = CALL_STILL_STOP if delta.tool_call is not None else EMPTY_STOP
+                return StreamVerdict(stop=line.format(count=self.empty), where="model")
         return verdict
 
     def feed_text(self, text: str) -> StreamVerdict:
         """`feed` for a chunk that brought only `text` (non-empty), without its delta."""
         self.empty = 0
         return self.answer.feed(text)
+
+
+def _calls_verdict(call: AssembledCall, assembler: StreamAssembler) -> StreamVerdict | None:
+    """A stop when the tool calls being composed pass a bound (above), else None."""
+    why = ""
+    if len(assembler.calls) > MAX_CALLS:
+        why = f"the message opened more than {MAX_CALLS} of them"
+    elif call.fragments > MAX_CALL_FRAGMENTS:
+        why = (
+            f"the arguments of one came in more than {MAX_CALL_FRAGMENTS} pieces "
+            f"({call.length} characters so far: {sample(call.tail)})"
+        )
+    elif assembler.calls_bytes > ANSWER_MAX_BYTES:
+        why = f"their arguments together passed {ANSWER_MAX_BYTES // (1024 * 1024)} MB"
+    return StreamVerdict(stop=CALLS_STOP.format(why=why)) if why else None

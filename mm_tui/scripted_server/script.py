@@ -14,7 +14,16 @@ from typing import Any
 DIALECTS = ("openai", "ollama", "llamacpp", "llamacpp_legacy", "lmstudio", "vllm")
 
 #: Every fault a Reply may ask for (see the package docstring for what the client does).
-FAULTS = ("no_done", "error_event", "malformed_chunk", "disconnect")
+FAULTS = (
+    "no_done",
+    "error_event",
+    "malformed_chunk",
+    "disconnect",
+    # streams that never end (until the client hangs up, or `ENDLESS_CAP` chunks):
+    "endless_new_calls",  # a new tiny tool call in every chunk
+    "endless_empty_arguments",  # one call, then `"arguments": ""` in every chunk
+    "endless_tiny_arguments",  # one call whose arguments grow by a few characters a chunk
+)
 
 
 class ScriptError(ValueError):

@@ -14,7 +14,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -348,8 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
             writer.send_events([ERROR_EVENT])
             writer.finish()
             return
-        if fault == "malformed_chunk":
-            writer.send_events([MALFORMED_CHUNK])
+        if fault is not None and fault.startswith(("malformed", "endless")):
+            writer.send_events(builder.endless(fault) if fault[0] == "e" else [MALFORMED_CHUNK])
         writer.send_events(plan.tail)
         writer.send_events(plan.ending)
         writer.send_events(["[DONE]"])
@@ -372,7 +372,7 @@ class _ChunkedWriter:
         self.buffer = bytearray()
         self.sent_any = False
 
-    def send_events(self, events: Sequence[dict[str, Any] | str | float]) -> None:
+    def send_events(self, events: Iterable[dict[str, Any] | str | float]) -> None:
         for event in events:
             if not isinstance(event, dict | str):  # a pause (Reply.pause): what came before first
                 self.flush()

@@ -27,12 +27,17 @@ What was checked against the real servers' code (search of the public sources, 2
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from mm_tui.scripted_server.script import Reply
+
+#: Chunks an `endless_*` fault sends at most (a client that never cuts still sees an end).
+ENDLESS_CAP = 2_000_000
 
 UsagePlacement = Literal["when_asked", "always_separate", "on_finish_chunk"]
 
@@ -194,6 +199,27 @@ class ChunkBuilder:
             choice["logprobs"] = None
         choice["finish_reason"] = finish_reason
         return self.envelope([choice])
+
+    def endless(self, fault: str) -> Iterator[dict[str, Any]]:
+        """The chunks of an `endless_*` fault: a server or model that never stops composing
+        tool calls. Capped at ENDLESS_CAP chunks, so a client that never cuts still ends."""
+        opening = {"index": 0, "id": "call_endless", "type": "function"}
+        if fault != "endless_new_calls":
+            function = {
+                "name": "echo",
+                "arguments": '{"text": "' * (fault == "endless_tiny_arguments"),
+            }
+            yield self.delta_chunk({"tool_calls": [{**opening, "function": function}]})
+        # one character a chunk of "1 2 3 … 10 11 …": never a repeated pattern
+        characters = itertools.chain.from_iterable(f"{n} " for n in itertools.count(1))
+        for n in range(1, ENDLESS_CAP + 1):
+            if fault == "endless_new_calls":
+                call = {"index": n, "id": f"call_{n}", "type": "function",
+                        "function": {"name": "echo", "arguments": "{}"}}  # fmt: skip
+            else:
+                piece = next(characters) if fault == "endless_tiny_arguments" else ""
+                call = {"index": 0, "function": {"arguments": piece}}
+            yield self.delta_chunk({"tool_calls": [call]})
 
     def tool_call_deltas(self, reply: Reply) -> list[dict[str, Any]]:
         deltas: list[dict[str, Any]] = []

@@ -82,6 +82,10 @@ def test_environment_overrides_the_file_and_flags_override_both(tmp_path: Path) 
         ("model: m\n\nfrobnicate: 1\n", "line 3: key 'frobnicate': unknown key"),
         ("permissions: sometimes\n", 'line 1: key \'permissions\': expected "ask" or "allow"'),
         ("maxTurns: 0\n", "line 1: key 'maxTurns': expected a positive number"),
+        ("temperature: .nan\n", "line 1: key 'temperature': expected a number from 0 to 2, got"),
+        ("temperature: .inf\n", "line 1: key 'temperature': expected a number from 0 to 2, got"),
+        ("temperature: -0.5\n", "line 1: key 'temperature': expected a number from 0 to 2, got"),
+        ("temperature: 7\n", "line 1: key 'temperature': expected a number from 0 to 2, got 7"),
         ("model: [unclosed\n", "YAML syntax"),
         ("- just\n- a list\n", "line 1: expected a mapping of keys"),
         (

@@ -13,6 +13,8 @@ from msgspec import UNSET, Meta, Struct, UnsetType, field
 
 Positive = Annotated[int, Meta(gt=0)]
 Fraction = Annotated[float, Meta(ge=0, le=1)]
+#: OpenAI's range for `temperature`; NaN and infinity fail it (every request would fail).
+Temperature = Annotated[float, Meta(ge=0, le=2)]
 NonEmptyList = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
 
 
@@ -53,7 +55,7 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     base_url: str | None | UnsetType = field(name="baseURL", default=UNSET)
     api_key: str | None | UnsetType = field(name="apiKey", default=UNSET)
     model: str | None | UnsetType = UNSET
-    temperature: float | None | UnsetType = UNSET
+    temperature: Temperature | None | UnsetType = UNSET
     context_window: Positive | None | UnsetType = field(name="contextWindow", default=UNSET)
     bash_tool: bool | None | UnsetType = field(name="bashTool", default=UNSET)
     edit_tools: bool | None | UnsetType = field(name="editTools", default=UNSET)
@@ -126,4 +128,5 @@ IN_RANGE: dict[str, str] = {
     "previewLines": "a positive number",
     "maxTurns": "a positive number",
     "maxToolCalls": "a positive number",
+    "temperature": "a number from 0 to 2",
 }
