@@ -140,7 +140,7 @@ class Emulator:
         """An answer given instead of a completion (a field the server rejects)."""
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return 404, b"Not Found", "text/plain", None
 
     def call_id(self, turn: Turn, position: int) -> str:
@@ -252,7 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with self.emulator.lock:
             self.emulator.other_requests.append(("GET", path))
-        self.answer(self.emulator.get(path) or self.emulator.not_found(path))
+        self.answer(self.emulator.get(path) or self.emulator.not_found("GET", path))
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         path = self.path.split("?", 1)[0]
@@ -267,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with emulator.lock:
             emulator.other_requests.append(("POST", path))
-        self.answer(emulator.post(path, body) or emulator.not_found(path))
+        self.answer(emulator.post(path, body) or emulator.not_found("POST", path))
 
     def answer(self, answer: Answer) -> None:
         status, data, content_type, reason = answer

@@ -56,5 +56,5 @@ class KoboldCpp(Emulator):
             return json_answer(200, {"result": "KoboldCpp", "version": "1.76"})
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return json_answer(404, {"detail": {"error": "Not found", "type": "not_found"}})

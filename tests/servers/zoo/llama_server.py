@@ -99,6 +99,6 @@ class LlamaServer(Emulator):
             return json_answer(200, {"status": "ok"})
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         error = {"code": 404, "message": "File Not Found", "type": "not_found_error"}
         return json_answer(404, {"error": error})

@@ -54,5 +54,5 @@ class Llamafile(Emulator):
                                      "total_slots": 1})  # fmt: skip
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return 404, b"File Not Found", "text/plain", None

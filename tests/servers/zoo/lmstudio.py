@@ -3,12 +3,14 @@ behaviour, and what its bug tracker shows on the wire).
 
 Follows lmstudio-ai/docs `1_developer/2_rest/endpoints.mdx` (the v0 REST API:
 `GET /api/v0/models` with `state`, `max_context_length`, `loaded_context_length`) and
-`1_developer/openai-compat` (`GET /v1/models`, `POST /v1/chat/completions`, port 1234), and
-the stream shape recorded in lmstudio-bug-tracker #649 and #378, which the scripted server's
+`1_developer/openai-compat` (`GET /v1/models`, `POST /v1/chat/completions`, port 1234); the
+stream shape recorded in lmstudio-bug-tracker #649 and #378, which the scripted server's
 `lmstudio` dialect plays (`mm_tui/scripted_server/wire.py`): deltas repeat
 `"role": "assistant"`, `logprobs: null`; a tool call's later fragments carry `"id": ""` and
 `"function": {"name": "", "arguments": ...}`; usage with `include_usage` in a last chunk with
-`choices: []`. HTTP/1.1 keep-alive, chunked. Errors `{"error": "..."}` with a plain string.
+`choices: []`. Express: HTTP/1.1 keep-alive, the stream chunked. Errors `{"error": "..."}`, a
+plain string; an unknown endpoint is answered 200 OK `{"error": "Unexpected endpoint or method.
+(POST /api/show)"}` (lmstudio-bug-tracker #618, #1323: "Returning 200 anyway").
 """
 
 from __future__ import annotations
@@ -53,5 +55,5 @@ class LmStudio(Emulator):
             return json_answer(200, {"object": "list", "data": [card]})
         return None
 
-    def not_found(self, path: str) -> Answer:
-        return json_answer(200, {"error": f"Unexpected endpoint or method. (GET {path})"})
+    def not_found(self, method: str, path: str) -> Answer:
+        return json_answer(200, {"error": f"Unexpected endpoint or method. ({method} {path})"})

@@ -68,5 +68,5 @@ class LocalAI(Emulator):
             return 200, b"OK", "text/plain", None
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return json_answer(404, {"message": "Not Found"})

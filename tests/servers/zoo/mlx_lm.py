@@ -77,5 +77,5 @@ class MlxLm(Emulator):
             return json_answer(200, {"status": "ok"})
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return 404, b"Not Found", "application/json", None

@@ -17,7 +17,8 @@ Follows `openai/openai.go` and `middleware/openai.go` (`ChatWriter.writeResponse
   `404 page not found`;
 - `POST /api/show` (`model_info.<arch>.context_length`: what the model was trained with;
   `parameters` only holds a Modelfile's `num_ctx`), `GET /api/ps` (`context_length`: what the
-  model is loaded with, here from `OLLAMA_CONTEXT_LENGTH`), `GET /api/version`.
+  model is loaded with, here from `OLLAMA_CONTEXT_LENGTH`; a model is listed once a request
+  loaded it), `GET /api/version`.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class Ollama(Emulator):
         if path == "/api/version":
             return json_answer(200, {"version": "0.13.5"})
         if path == "/api/ps":
+            if not self.requests:  # nothing loaded yet: Ollama loads a model on demand
+                return json_answer(200, {"models": []})
             details = {"format": "gguf", "family": "qwen2", "parameter_size": "14.8B",
                        "quantization_level": "Q4_K_M"}  # fmt: skip
             return json_answer(200, {"models": [{
@@ -108,5 +111,5 @@ class Ollama(Emulator):
             "capabilities": ["completion", "tools", "insert"],
         })  # fmt: skip
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return 404, b"404 page not found", "text/plain", None

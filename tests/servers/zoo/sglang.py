@@ -84,5 +84,5 @@ class Sglang(Emulator):
             return json_answer(200, {"model_path": self.model, "is_generation": True})
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return json_answer(404, {"detail": "Not Found"})

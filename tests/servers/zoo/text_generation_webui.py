@@ -81,5 +81,5 @@ class TextGenerationWebui(Emulator):
             return json_answer(200, {"status": "ok"})
         return None
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return json_answer(404, {"detail": "Not Found"})

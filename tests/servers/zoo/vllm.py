@@ -94,5 +94,5 @@ class Vllm(Emulator):
                 "max_model_len": self.context, "permission": [permission]}  # fmt: skip
         return json_answer(200, {"object": "list", "data": [card]})
 
-    def not_found(self, path: str) -> Answer:
+    def not_found(self, method: str, path: str) -> Answer:
         return json_answer(404, {"detail": "Not Found"})
