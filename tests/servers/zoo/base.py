@@ -296,9 +296,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.close_connection = True
         self.end_headers()
+        # A `Connection: keep-alive` the server writes does not keep a connection the client
+        # asked to close (Go's net/http, uvicorn), and close-delimited bodies always close.
+        asked_close = self.headers.get("Connection", "").lower() == "close"
+        self.close_connection = asked_close or not chunked
         try:
             for event in events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event) if chunked else event)
