@@ -32,6 +32,8 @@ EXPECTED = {
                   "(lm studio loaded_context_length)"),
     "koboldcpp": ("8192 tokens (default)", "context served: {model} is loaded with 16384 tokens "
                   "(koboldcpp true_max_context_length)"),
+    "koboldcpp-1.76": ("8192 tokens (default)", "context served: {model} is loaded with 16384 "
+                       "tokens (koboldcpp true_max_context_length)"),
     "localai": ("8192 tokens (default)", NOT_SAID),
     "llamafile": ("8192 tokens (llama-server /props)", NOT_SAID),
     "text-generation-webui": ("8192 tokens (default)", NOT_SAID),

@@ -17,6 +17,7 @@ ROWS = {
     "mlx_lm.server": "`mlx_lm.server` (Apple silicon)",
     "lm-studio": "LM Studio",
     "koboldcpp": "KoboldCpp",
+    "koboldcpp-1.76": "KoboldCpp",
     "localai": "LocalAI",
     "llamafile": "llamafile",
     "text-generation-webui": "text-generation-webui",

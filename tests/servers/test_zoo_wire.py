@@ -20,7 +20,8 @@ WIRE = {
     "sglang": ("HTTP/1.1", "chunked", b"data: [DONE]\n\n"),
     "mlx_lm.server": ("HTTP/1.0", "close", b"data: [DONE]\n\n"),
     "lm-studio": ("HTTP/1.1", "chunked", b"data: [DONE]\n\n"),
-    "koboldcpp": ("HTTP/1.0", "close", b"}]}\n\ndata: [DONE]"),  # no blank line after [DONE]
+    "koboldcpp": ("HTTP/1.0", "close", b"data: [DONE]\n\n"),
+    "koboldcpp-1.76": ("HTTP/1.0", "close", b"}]}\n\ndata: [DONE]"),  # no blank line after it
     "localai": ("HTTP/1.1", "chunked", b"data: [DONE]\n\n"),
     "llamafile": ("HTTP/1.1", "chunked", b'"object": "chat.completion.chunk"}\n\n'),  # no [DONE]
     "text-generation-webui": ("HTTP/1.1", "chunked", b"data: [DONE]\n\n"),
@@ -35,6 +36,7 @@ USAGE = {
     "mlx_lm.server": "whole prompt; prompt_tokens_details.cached_tokens",
     "lm-studio": "whole prompt",
     "koboldcpp": None,
+    "koboldcpp-1.76": None,
     "localai": "whole prompt",
     "llamafile": None,
     "text-generation-webui": "whole prompt",

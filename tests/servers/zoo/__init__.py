@@ -4,7 +4,7 @@ from that server's own source (cited in its module's docstring)."""
 from __future__ import annotations
 
 from tests.servers.zoo.base import Emulator
-from tests.servers.zoo.koboldcpp import KoboldCpp
+from tests.servers.zoo.koboldcpp import KoboldCpp, KoboldCpp176
 from tests.servers.zoo.llama_server import LlamaServer
 from tests.servers.zoo.llamafile import Llamafile
 from tests.servers.zoo.lmstudio import LmStudio
@@ -16,8 +16,8 @@ from tests.servers.zoo.text_generation_webui import TextGenerationWebui
 from tests.servers.zoo.vllm import Vllm
 
 ZOO: tuple[type[Emulator], ...] = (
-    LlamaServer, Ollama, Vllm, Sglang, MlxLm, LmStudio, KoboldCpp, LocalAI, Llamafile,
-    TextGenerationWebui,
+    LlamaServer, Ollama, Vllm, Sglang, MlxLm, LmStudio, KoboldCpp, KoboldCpp176, LocalAI,
+    Llamafile, TextGenerationWebui,
 )  # fmt: skip
 
 __all__ = ["ZOO", "Emulator"]
