@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.agent.conftest import make_agent  # noqa: F401 - a fixture, re-exported
 from tests.servers.zoo import ZOO, Emulator
 
 

@@ -119,6 +119,9 @@ class Emulator:
         self.cache = PromptCache()
         self.lock = threading.Lock()
         self.serial = 0
+        #: Set: each stream stops right after the first piece holding these bytes and the
+        #: connection closes (a crash, or a proxy giving up): no closing chunk, no [DONE].
+        self.cut_after: bytes | None = None
         self._httpd: _ZooHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -290,6 +293,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply, turn = emulator.take_turn(body)
         events = emulator.stream_events(reply, turn)
+        cut = emulator.cut_after is not None
+        if emulator.cut_after is not None:
+            marker = emulator.cut_after
+            events = events[: next((n + 1 for n, e in enumerate(events) if marker in e), None)]
         chunked = emulator.framing == "chunked"
         self.send_response(200)
         for name, value in emulator.stream_headers:
@@ -305,8 +312,9 @@ class _Handler(BaseHTTPRequestHandler):
             for event in events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event) if chunked else event)
                 self.wfile.flush()
-            if chunked:
+            if chunked and not cut:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        self.close_connection = self.close_connection or cut
