@@ -1,17 +1,15 @@
-"""Each server's own error answers, through `mm-tui -p`: an unknown model (Ollama's OpenAI-shaped
-404, vLLM's `NotFoundError`, LM Studio's plain-string error) and a prompt over the context
-(llama-server's `exceed_context_size_error`, vLLM's and SGLang's `BadRequestError`) each end
-the turn with one line that carries the server's own words, exit 1, and no traceback."""
+"""Each server's own error answers: an unknown model (Ollama's OpenAI-shaped 404, vLLM's
+`NotFoundError`, LM Studio's plain-string error) and a prompt over the context (llama-server's
+`exceed_context_size_error`, vLLM's and SGLang's `BadRequestError`) each end the turn with one
+line that carries the server's own words, the history valid, nothing retried."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from tests.faces.helpers import clean_env
+from mm_tui.agent.events import Notice
+from tests.agent.conftest import AgentFactory, assert_valid_history
+from tests.servers.zoo import Emulator
 from tests.servers.zoo.llama_server import LlamaServer
 from tests.servers.zoo.lmstudio import LmStudio
 from tests.servers.zoo.ollama import Ollama
@@ -30,36 +28,30 @@ TOO_LONG = [
 ]
 
 
-def run_p(base_url: str, model: str, home: Path, piped: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mm_tui.cli", "-p", "summarize", "--base-url", base_url,
-         "--model", model],
-        input=piped, cwd=home, env=clean_env(home), capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-
-
-def one_error_line(result: subprocess.CompletedProcess) -> str:
-    assert result.returncode == 1, result.stdout + result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("[error] ")]
-    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+def one_error_line(make_agent: AgentFactory, emulator: Emulator, model: str, prompt: str) -> str:
+    agent, events = make_agent(base_url=emulator.base_url, model=model)
+    ended = agent.run_turn(prompt)
+    assert ended.reason == "error", ended
+    errors = [n.text for n in events.of(Notice) if n.level == "error"]
+    assert len(errors) == 1 and "\n" not in errors[0], errors
+    assert_valid_history(agent.messages)
+    assert len(emulator.requests) == 1  # a 4xx is not retried
     return errors[0]
 
 
 @pytest.mark.parametrize(("server", "words"), UNKNOWN_MODEL, ids=lambda v: getattr(v, "name", ""))
 def test_an_unknown_model_is_said_in_the_servers_words(
-    server: type, words: str, tmp_path: Path
+    server: type[Emulator], words: str, make_agent: AgentFactory
 ) -> None:
     with server() as emulator:
-        line = one_error_line(run_p(emulator.base_url, "nope", tmp_path))
+        line = one_error_line(make_agent, emulator, "nope", "hi")
     assert f"has no model 'nope' (HTTP 404: {words})" in line, line
 
 
 @pytest.mark.parametrize(("server", "words"), TOO_LONG, ids=lambda v: getattr(v, "name", ""))
 def test_a_prompt_over_the_context_is_said_in_the_servers_words(
-    server: type, words: str, tmp_path: Path
+    server: type[Emulator], words: str, make_agent: AgentFactory
 ) -> None:
     with server() as emulator:
-        line = one_error_line(run_p(emulator.base_url, emulator.model, tmp_path,
-                                    piped="lorem ipsum " * 15000))  # fmt: skip
-        assert len(emulator.requests) == 1  # a 400 is not retried
+        line = one_error_line(make_agent, emulator, emulator.model, "lorem ipsum " * 15000)
     assert "(HTTP 400: " in line and words in line, line
