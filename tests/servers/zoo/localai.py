@@ -5,8 +5,8 @@ Follows `core/http/endpoints/openai/chat.go` and `chat_emit.go`
 `core/schema/openai.go` @ 82c191af (2026-08-22):
 - Echo on Go net/http: HTTP/1.1 keep-alive, the stream chunked; headers `Cache-Control:
   no-cache`, `Connection: keep-alive`; `data: {json}` events, `data: [DONE]`;
-- `Message.Content` has no omitempty: tool-call chunks and the finish chunk carry
-  `"content": null`; each tool call comes as two chunks, its name (`"arguments": ""`) then its
+- `Message.Content` has no omitempty: the first chunk (`sentInitialRole`, in
+  `chat_stream_workers.go`), the tool-call chunks and the finish chunk carry `"content": null`; each tool call comes as two chunks, its name (`"arguments": ""`) then its
   whole arguments, both repeating `role`, `id`, `type` and `index`;
 - the finish chunk's delta is `{"content": null}`; with `include_usage` a trailer chunk with
   `choices: []` and `usage`;
@@ -42,7 +42,7 @@ class LocalAI(Emulator):
         return self.chunk(turn, [{"index": 0, "finish_reason": reason, "delta": delta}])
 
     def stream_events(self, reply: Reply, turn: Turn) -> list[bytes]:
-        chunks = [self.delta(turn, {"role": "assistant", "content": ""})]
+        chunks = [self.delta(turn, {"role": "assistant", "content": None})]
         chunks += [self.delta(turn, {"content": piece}) for piece in pieces(reply.text)]
         for position, call in enumerate(reply.tool_calls):
             common = {"index": position, "id": self.call_id(turn, position), "type": "function"}
