@@ -29,6 +29,12 @@ from tests.servers.zoo import Emulator
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import answers, notices, turn_over
 
+#: On Ollama the first turn still says two things that are not so: that it runs the model at
+#: its 4096-token default (it cannot know OLLAMA_CONTEXT_LENGTH before a request loaded the
+#: model), and, from the warm cache's `usage.prompt_tokens` (the evaluated tokens only), that
+#: the server is cutting the conversation. Reading cached tokens right is other work.
+MISSAID = ("ollama",)
+
 
 def no_error_said(text: str) -> None:
     assert "Traceback" not in text and "[error]" not in text and "failure" not in text, text
@@ -45,6 +51,9 @@ def test_mm_p_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path
     assert "read_file notes.txt" in result.stdout
     assert result.stdout.rstrip().splitlines()[-2] == ANSWER, result.stdout
     no_error_said(result.stdout + result.stderr)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("[warning]")]
+    if emulator.name not in MISSAID:
+        assert warnings == [], warnings
     assert_the_file_reached_the_model(emulator)
 
 
