@@ -2,8 +2,9 @@
 silently cut what we sent.
 
 Asked of the server where it can tell: llama-server's `GET /props` (`n_ctx`), Ollama's
-`POST /api/show` (`num_ctx` in `parameters`), else Ollama's default. Plain urllib: these are two
-tiny requests, made once, from the worker thread.
+`POST /api/show` (`num_ctx` in `parameters`), then Ollama's `GET /api/ps` (the context a loaded
+model runs with), else Ollama's default. Plain urllib: tiny requests, made once, from the
+worker thread.
 """
 
 from __future__ import annotations
@@ -70,11 +71,14 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
             exc_info=True,
         )
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
-    if not isinstance(show, dict):
+    if not _is_ollama_show(show):  # LM Studio answers any unknown path 200 {"error": ...}
         return ContextWindow(DEFAULT_CONTEXT_WINDOW, "default")
     match = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(show.get("parameters") or ""))
     if match:
         return ContextWindow(int(match.group(1)), "ollama num_ctx")
+    loaded = _ollama_loaded_context(root, model, timeout)
+    if loaded:
+        return ContextWindow(loaded, "ollama /api/ps")
     info = show.get("model_info") or {}
     trained = next(
         (v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None
@@ -85,6 +89,32 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
         + ") — raise it with OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
     )
     return ContextWindow(OLLAMA_DEFAULT_CONTEXT, "ollama default", note)
+
+
+def _is_ollama_show(show: Any) -> bool:
+    """An answer of Ollama's `/api/show` (not another server's error that says 200)."""
+    return (
+        isinstance(show, dict)
+        and "error" not in show
+        and ("model_info" in show or "modelfile" in show or "details" in show)
+    )
+
+
+def _ollama_loaded_context(root: str, model: str, timeout: float) -> int | None:
+    """The context Ollama runs `model` with (OLLAMA_CONTEXT_LENGTH, its own default for the
+    machine), said by `GET /api/ps` once a request loaded the model; None before."""
+    try:
+        running = fetch_json(f"{root}/api/ps", None, timeout)
+    except (OSError, ValueError):
+        log.debug("no Ollama /api/ps at %s", shown_url(root), exc_info=True)
+        return None
+    models = running.get("models") if isinstance(running, dict) else None
+    for item in models if isinstance(models, list) else []:
+        if isinstance(item, dict) and model in (item.get("name"), item.get("model")):
+            size = item.get("context_length")
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                return size
+    return None
 
 
 def estimate_tokens(request: dict[str, Any]) -> int:

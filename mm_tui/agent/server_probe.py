@@ -184,8 +184,8 @@ def probe_speed(config: Config, model: str) -> Finding:
 def served_context(config: Config, model: str, expected: int, *, timeout: float = 2.0) -> Finding:
     """The context the server actually runs the model with, where it says so — Ollama's
     `/api/ps` (`context_length`, once the probe loaded it), vLLM's `/v1/models`
-    (`max_model_len`), LM Studio's `/api/v0/models/{model}` (`loaded_context_length`) — against
-    what mm-tui assumes. llama-server's `/props` is already what `check_context` read."""
+    (`max_model_len`), LM Studio's `/api/v0/models/{model}` (`loaded_context_length`), KoboldCpp's
+    `/api/extra/true_max_context_length` (`--contextsize`) — against what mm-tui assumes. llama-server's `/props` is already what `check_context` read."""
     for source, tokens in _served_sizes(config.base_url, model, timeout):
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
             continue
@@ -208,12 +208,17 @@ def _served_sizes(base_url: str, model: str, timeout: float) -> Any:
         ("vllm max_model_len", f"{base_url.rstrip('/')}/models", "data", "max_model_len"),
         ("lm studio loaded_context_length", f"{root}/api/v0/models", "data",
          "loaded_context_length"),
+        ("koboldcpp true_max_context_length", f"{root}/api/extra/true_max_context_length",
+         None, "value"),
     ]  # fmt: skip
     for source, url, key, field in asks:
         try:
             answer = fetch_json(url, None, timeout)
         except (OSError, ValueError):
             log.debug("no %s at %s", source, url, exc_info=True)
+            continue
+        if key is None:  # KoboldCpp's one-value answer: {"value": N}
+            yield source, answer.get(field) if isinstance(answer, dict) else None
             continue
         items = answer.get(key) if isinstance(answer, dict) else None
         for item in items if isinstance(items, list) else []:

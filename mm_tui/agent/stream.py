@@ -146,7 +146,7 @@ class StreamAssembler:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")
             else:
                 reason, delta = _get(choice, "finish_reason"), _get(choice, "delta")
-            if reason:
+            if reason and reason != "null":  # KoboldCpp 1.76 writes the string "null"
                 self.finish_reason = reason
             if delta is None:
                 continue

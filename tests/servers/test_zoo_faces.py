@@ -1,0 +1,106 @@
+"""The whole client against every server of the zoo, in its three faces: `mm-tui -p`, ACP (an
+editor's client over a real stdio pipe) and the window (Textual's pilot). Each holds the
+same conversation -- the model reads a file with a tool call, then answers from it -- and
+the second request must carry the call and the file's lines, however the server framed its
+stream (chunked or close-delimited), shaped its tool-call deltas, or dropped the tools."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import text_block
+
+from mm_tui.agent.agent import Agent
+from mm_tui.agent.config import Config
+from mm_tui.app import MMApp
+from tests.acp.client import RecordingClient, mm_acp
+from tests.faces.helpers import clean_env, mm
+from tests.servers.scenario import (
+    ANSWER,
+    QUESTION,
+    assert_the_file_reached_the_model,
+    make_project,
+    script,
+)
+from tests.servers.zoo import Emulator
+from tests.window.conftest import send, wait_for
+from tests.window.test_window_conversation import answers, notices, turn_over
+
+#: On Ollama the first turn still says two things that are not so: that it runs the model at
+#: its 4096-token default (it cannot know OLLAMA_CONTEXT_LENGTH before a request loaded the
+#: model), and, from the warm cache's `usage.prompt_tokens` (the evaluated tokens only), that
+#: the server is cutting the conversation. Reading cached tokens right is other work.
+MISSAID = ("ollama",)
+
+
+def no_error_said(text: str) -> None:
+    assert "Traceback" not in text and "[error]" not in text and "failure" not in text, text
+
+
+def test_mm_p_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    script(emulator)
+
+    result = mm("-p", QUESTION, "--base-url", emulator.base_url, "--model", emulator.model,
+                cwd=project, env=clean_env(tmp_path))  # fmt: skip
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "read_file notes.txt" in result.stdout
+    assert result.stdout.rstrip().splitlines()[-2] == ANSWER, result.stdout
+    no_error_said(result.stdout + result.stderr)
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("[warning]")]
+    if emulator.name not in MISSAID:
+        assert warnings == [], warnings
+    assert_the_file_reached_the_model(emulator)
+
+
+def test_acp_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    script(emulator)
+    client = RecordingClient(answer="allow_once")
+
+    async def scenario() -> str:
+        async with mm_acp(client, tmp_path, "--base-url", emulator.base_url,
+                          "--model", emulator.model) as conn:  # fmt: skip
+            session = await conn.new_session(cwd=str(project), mcp_servers=[])
+            response = await conn.prompt(session_id=session.session_id,
+                                         prompt=[text_block(QUESTION)])  # fmt: skip
+            return response.stop_reason
+
+    assert asyncio.run(asyncio.wait_for(scenario(), timeout=115)) == "end_turn"
+    assert client.message_text().endswith(ANSWER), client.message_text()
+    [start] = client.starts()
+    assert start.title == "read_file notes.txt" and start.kind == "read"
+    assert client.final(start.tool_call_id).status == "completed"
+    assert [n for n in client.notices() if n[0] == "error"] == []
+    assert_the_file_reached_the_model(emulator)
+
+
+@pytest.mark.anyio
+async def test_the_window_holds_a_conversation_with_a_tool_call(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path)
+    script(emulator)
+    config = Config(base_url=emulator.base_url, model=emulator.model, lsp_servers=(),
+                    permissions="allow")  # fmt: skip
+    agents: list[Agent] = []
+
+    def factory(sink: Any) -> Agent:
+        agents.append(Agent(config, sink, project, retry_delays=()))
+        return agents[-1]
+
+    app = MMApp(config, project, agent_factory=factory, history_path=tmp_path / "h.jsonl")
+    try:
+        async with app.run_test(size=(100, 40)) as pilot:
+            await send(pilot, QUESTION)
+            await wait_for(pilot, turn_over(app), "the turn ends")
+            assert answers(app)[-1] == ANSWER, notices(app)
+            no_error_said("\n".join(notices(app)))
+    finally:
+        for agent in agents:
+            agent.close()
+    assert_the_file_reached_the_model(emulator)
