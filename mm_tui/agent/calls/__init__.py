@@ -34,6 +34,8 @@ _LEFTOVER_TOKENS = re.compile(
 )
 #: A wrapper left empty once its calls were taken out: `<TOOLCALL></TOOLCALL>`.
 _EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w:.-]{0,40})>\s*</\1>")
+#: A fence left empty once the call inside it was taken out.
+_EMPTY_FENCE = re.compile(r"```[\w+-]*[ \t]*\n\s*```")
 
 
 def _find_all(text: str, masked: str, is_known: IsKnown) -> list[Found]:
@@ -88,4 +90,5 @@ def read_calls(
         remaining = special_tokens.DEEPSEEK_NOISE.sub("", remaining)
         remaining = _LEFTOVER_TOKENS.sub("", remaining)
         remaining = _EMPTY_WRAPPER.sub("", remaining)
+        remaining = _EMPTY_FENCE.sub("", remaining)
     return TextCalls(calls, remaining.strip())

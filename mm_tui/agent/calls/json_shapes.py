@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from mm_tui.agent.calls.jsonish import Span, close_json, loads_lenient, values_in
+from mm_tui.agent.calls.jsonish import Span, close_json, loads_lenient, scan_value, values_in
 from mm_tui.agent.calls.model import (
     BADGE_TEXT_BARE,
     BADGE_TEXT_FENCE,
@@ -106,6 +106,11 @@ def _calls_in_block(text: str, start: int, end: int) -> tuple[list[RawCall], int
             last = span.end
             break
         found = calls_from_value(value) if value is not None else None
+        if found and not span.closed and arguments_cut(text[span.start : span.end]):
+            body = text[span.start : span.end]  # the reply ended inside the arguments
+            calls += [RawCall(call.name, body, call.needs_declared) for call in found]
+            cut, last = True, span.end
+            break
         if found is None and value is None and span.closed:
             named = _NAME_FIELD.search(text, span.start, span.end)
             if named:  # broken beyond repair, but it names its tool: the model hears why
@@ -115,6 +120,20 @@ def _calls_in_block(text: str, start: int, end: int) -> tuple[list[RawCall], int
         calls += found
         last = span.end
     return calls, last, cut
+
+
+_ARGUMENTS_OPEN = re.compile(
+    r'"(?:arguments|parameters|args|input|params|tool_input)"\s*:\s*(?=[{\[])'
+)
+
+
+def arguments_cut(body: str) -> bool:
+    """Whether a call object the reply ended inside (`body`, not closed) was cut inside its
+    arguments: their object or array opened and never closed. Such a call is never completed
+    (closing `{"path": "a` or `{` to `{}` would run it with arguments the model never gave);
+    a call whose arguments closed and only its outer braces are missing is repaired."""
+    opened = list(_ARGUMENTS_OPEN.finditer(body))
+    return bool(opened) and not scan_value(body, opened[-1].end()).closed
 
 
 def _raw_arguments(body: str) -> str:
@@ -139,6 +158,9 @@ def find_tagged(text: str, masked: str) -> list[Found]:
         calls, last, cut = _calls_in_block(text, begin, limit)
         if not calls:
             continue
+        # a name alone between the model's own markers is a call without arguments, for any
+        # name: an undeclared one is answered as such, so the model can try again
+        calls = [RawCall(c.name, c.arguments) if c.arguments == {} else c for c in calls]
         closer = _CLOSERS.match(text, last)
         end = closer.end() if closer else last
         if not closer and not cut:
@@ -174,12 +196,16 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         if span.start < consumed:
             continue
         body = text[span.start : span.end]
+        cut = False
         if span.closed:
             value = loads_lenient(body)
         elif not span.in_string:
             closed = close_json(body)
             value = loads_lenient(closed) if closed else None
+            cut = value is not None and arguments_cut(body)
         calls = calls_from_value(value) if value is not None else None
+        if calls and cut:  # the reply ended inside the arguments: said as cut, never run
+            calls = [RawCall(call.name, body, call.needs_declared) for call in calls]
         if calls is None and value is None and not span.in_string:
             if _whole_call_inside(values, index):
                 continue  # `{"name": "x", "parameters": {{"name": "x", …}}`: the whole one counts
@@ -194,7 +220,7 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
             end = span.end
             separator = re.match(r"[ \t]*;", text[end:])
             end += separator.end() if separator else 0
-            found.append(Found(span.start, end, calls, BADGE_TEXT_BARE, BARE))
+            found.append(Found(span.start, end, calls, BADGE_TEXT_BARE, BARE, cut))
             consumed = span.end
             continue
         named_call = _named_json(text, span, is_known)

@@ -68,13 +68,22 @@ _PYTHON_CODE = re.compile(
 )
 
 
+#: A block that is nothing but one call in the model's own wrapper tags (```xml around
+#: `<response>{…}</response>`): the fence is the call's container, whatever its label.
+_WRAPPED_CALL = re.compile(
+    r"\s*<(?P<tag>tool_call|tool_calls|function_call|tools|tool|response)>.*</(?P=tag)>\s*",
+    re.DOTALL,
+)
+
+
 def _holds_calls(fence: re.Match[str]) -> bool:
-    """Whether a fenced block may hold calls: JSON or unlabelled, or Python that is only calls
-    (an SDK snippet that builds a `tool_calls` list quotes a call, it does not make one)."""
+    """Whether a fenced block may hold calls: JSON or unlabelled, Python that is only calls
+    (an SDK snippet that builds a `tool_calls` list quotes a call, it does not make one), or
+    any block that is only a call in wrapper tags."""
     lang = fence.group("lang").lower()
+    body = fence.group(0).split("\n", 1)[-1].removesuffix("```")
     if lang not in _CALL_LANGS:
-        return False
-    body = fence.group(0).split("\n", 1)[-1]
+        return bool(_WRAPPED_CALL.fullmatch(body))
     return lang not in ("python", "py") or not _PYTHON_CODE.search(body)
 
 

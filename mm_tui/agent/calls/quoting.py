@@ -111,3 +111,17 @@ def is_lead_in(answer: str) -> bool:
     if colon != -1 and stripped[colon + 1 :].strip():
         return False
     return bool(_ANNOUNCES.search(stripped))
+
+
+EMPTY_ANSWER = "the model returned an empty answer"
+THINKING_ONLY = "the model returned only its thinking, no answer"
+#: Said when an empty or thinking-only reply is asked for once more.
+ASKING_AGAIN = "{} — asking it once more"
+
+
+def empty_answer(text: str, reasoning: str) -> str:
+    """The line for a reply that says nothing to the person: no text (or only `<think>`
+    blocks and blanks), with or without reasoning; "" when the answer says something."""
+    if outside(text, thinking_spans(text)).strip():
+        return ""
+    return THINKING_ONLY if reasoning.strip() or text.strip() else EMPTY_ANSWER
