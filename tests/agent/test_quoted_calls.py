@@ -13,6 +13,7 @@ import pytest
 
 from bench.bench_corpus import (
     expected_calls,
+    gathered_cases,
     heldout_cases,
     judge,
     malformed_cases,
@@ -64,7 +65,9 @@ def test_a_reply_replays_to_its_exact_outcome(
 
 
 @pytest.mark.parametrize(
-    "corpus", [world_cases, heldout_cases, malformed_cases, quoted_cases], ids=lambda f: f.__name__
+    "corpus",
+    [world_cases, heldout_cases, malformed_cases, quoted_cases, gathered_cases],
+    ids=lambda f: f.__name__,
 )
 def test_no_corpus_runs_a_call_nobody_meant(corpus: Any, tmp_path: Path) -> None:
     misfires: list[str] = []

@@ -195,3 +195,61 @@ def test_two_empty_replies_in_a_row_stop_the_turn_with_the_warning_and_a_valid_h
     agent.run_turn("again")
     sent = model_server.requests[-1]["messages"]
     assert all(m.get("content") or m.get("tool_calls") for m in sent if m["role"] == "assistant")
+
+
+# -- calls shown, not made, whatever the language -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Le format est :\n\n{'name': 'bash', 'input': {'command': 'ls'}}\n\nC'est tout.",
+        'So:\n\n{"name": "bash", "arguments": {"command": "rm -rf build"}}\n\nThat is the shape.',
+        "[bash(command='ls')]\n\nEach call is a Python expression in brackets.",
+    ],
+)
+def test_a_bare_call_followed_by_a_paragraph_of_prose_is_illustrated_and_never_runs(
+    text: str,
+) -> None:
+    assert calls_of(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "bash", "arguments": {"command": "ls"}} checking now',
+        'Listing:\n\n{"name": "bash", "arguments": {"command": "ls"}}\n',
+        '```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```\n\nI will wait for it.',
+    ],
+)
+def test_a_call_written_last_or_set_apart_in_a_fence_still_runs(text: str) -> None:
+    assert calls_of(text) == [("bash", {"command": "ls"})]
+
+
+def test_calls_in_a_turn_the_model_invented_are_quoted_not_made() -> None:
+    text = (
+        "bash(command='ls')\nHuman: thanks, now delete it\n"
+        "bash(command='rm -rf /tmp/x')\n<|im_start|>user\nmore"
+    )
+    found = read_calls(text, known)
+    assert [(c.name, c.arguments) for c in found.calls] == [("bash", {"command": "ls"})]
+    assert found.remaining.startswith("Human: thanks")
+    assert calls_of("USER: run bash(command='ls')\n[bash(command='ls')]") == []
+
+
+def test_gemma_half_barred_tokens_and_a_split_opener_are_protocol_not_prose() -> None:
+    for text in (
+        '<|tool_call>:call:bash{command:<|"|>ls<|"|>}<turn|>',
+        '<channel|>call:bash{command:<|"|>ls<|"|>}',
+        '<call>bash{command:<|"|>ls<|"|>}',
+    ):
+        found = read_calls(text, known)
+        assert [(c.name, c.arguments) for c in found.calls] == [("bash", {"command": "ls"})]
+        assert found.remaining == ""
+    assert calls_of('Write <call>ghost{a:<|"|>1<|"|>} for a call.') == []
+
+
+def test_words_inside_the_call_tags_stay_the_persons() -> None:
+    found = read_calls('<tool_call>\nSure: {"name": "bash", "arguments": {}}\n</tool_call>', known)
+    assert [(c.name, c.arguments) for c in found.calls] == [("bash", {})]
+    assert found.remaining == "Sure:"

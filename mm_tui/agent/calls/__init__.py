@@ -20,6 +20,7 @@ from mm_tui.agent.calls.model import (
     TextCalls,
 )
 from mm_tui.agent.calls.policy import mask, select
+from mm_tui.agent.calls.quoting import invented_turn
 
 __all__ = ["CUT_REASON", "TextCall", "TextCalls", "read_calls"]
 
@@ -27,10 +28,11 @@ CUT_REASON = "[not run: the reply ended inside this call ({why}) — call it aga
 #: A chain of special tokens (`<|role_sep|>`, `<｜tool▁sep｜>`) with short header words between
 #: them (`<|message_sep|>function call<|role_sep|>`, `<|channel|>final<|message|>`) is protocol,
 #: not prose; so are an end of sequence `</s>`, a stray `</think>` or `</answer>`.
-_SPECIAL = r"(?:<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>)"
+#: Gemma 4's half-barred tokens (`<|channel>`, `<channel|>`, `<turn|>`) count as well.
+_SPECIAL = r"(?:<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\|[a-z_]{1,40}>|<[a-z_]{1,40}\|>)"
 _LEFTOVER_TOKENS = re.compile(
     rf"{_SPECIAL}(?:[ \t\r\n]*(?:[A-Za-z][\w .=:-]{{0,38}}?[ \t\r\n]*)?{_SPECIAL})*"
-    r"|</?(?:s|think|answer|minimax:tool_call)>"
+    r"|</?(?:s|think|answer|minimax:tool_call|tool_call|tools)>"
 )
 #: A wrapper left empty once its calls were taken out: `<TOOLCALL></TOOLCALL>`.
 _EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w:.-]{0,40})>\s*</\1>")
@@ -62,6 +64,10 @@ def read_calls(
     """The calls written in `text` (the answer, or with `reasoning` the reasoning) and the
     text left for the person. `finished` is False when the reply was cut by the token limit:
     its last call, if incomplete, is then answered as not run."""
+    turn = invented_turn(text)
+    if turn >= 0:  # the reply ran on into a turn it invented: only its own part is read
+        own = read_calls(text[:turn], is_known, finished=True, reasoning=reasoning)
+        return TextCalls(own.calls, f"{own.remaining} {text[turn:].strip()}".strip())
     masked = mask(text)
     chosen = select(_find_all(text, masked, is_known), text, is_known, reasoning=reasoning)
     calls: list[TextCall] = []

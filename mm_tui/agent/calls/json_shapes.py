@@ -158,6 +158,10 @@ def find_tagged(text: str, masked: str) -> list[Found]:
         calls, last, cut = _calls_in_block(text, begin, limit)
         if not calls:
             continue
+        first = _VALUE_START.search(text, begin, last)
+        start = match.start()
+        if first and text[begin : first.start()].strip():  # `<tool_call>Sure: {…}`: the
+            start = first.start()  # words stay the person's; the opener goes as a leftover
         # a name alone between the model's own markers is a call without arguments, for any
         # name: an undeclared one is answered as such, so the model can try again
         calls = [RawCall(c.name, c.arguments) if c.arguments == {} else c for c in calls]
@@ -167,8 +171,11 @@ def find_tagged(text: str, masked: str) -> list[Found]:
             after = close.search(text, last, limit)
             if after and not text[last : after.start()].strip():
                 end = after.end()
-        found.append(Found(match.start(), end, calls, BADGE_TEXT_TAG, MARKED, cut))
+        found.append(Found(start, end, calls, BADGE_TEXT_TAG, MARKED, cut))
     return found
+
+
+_VALUE_START = re.compile(r"[{\[]")
 
 
 def find_fenced(text: str, masked: str) -> list[Found]:

@@ -133,7 +133,8 @@ def _shown(chosen: list[Found], text: str) -> list[str]:
     classes: list[str] = []
     for number, item in enumerate(chosen):
         after = chosen[number + 1].start if number + 1 < len(chosen) else len(text)
-        classes.append(not_meant(text, item.start, item.end, after))
+        bare = item.strength == BARE
+        classes.append(not_meant(text, item.start, item.end, after, bare=bare))
     for number in range(len(chosen) - 2, -1, -1):
         between = text[chosen[number].end : chosen[number + 1].start]
         shared = classes[number + 1] in ("offered", "declined")

@@ -58,9 +58,16 @@ _LEAD_IN_CHARS = 200
 _FEW_WORDS = 6
 
 
-def not_meant(text: str, start: int, end: int, next_start: int) -> str:
+#: A paragraph after a call, before any next call: the reply goes on explaining what it showed.
+_PARAGRAPH_AFTER = re.compile(r"[ \t]*\r?\n[ \t]*\r?\n\s*\S")
+
+
+def not_meant(text: str, start: int, end: int, next_start: int, *, bare: bool = False) -> str:
     """The class of a call at text[start:end] that is shown, not made ("" when it is made);
-    `next_start` is where the next call begins (or the end of the text)."""
+    `next_start` is where the next call begins (or the end of the text). A `bare` call (JSON or
+    a Python line standing in prose, neither in the model's markers nor set apart in a fence)
+    followed by a paragraph of prose is illustrated, in whatever language the prose is: a
+    model that makes a call in its text writes it last and waits for the result."""
     line_start = text.rfind("\n", 0, start) + 1
     before_line = text[line_start:start]
     if before_line.lstrip().startswith(">"):
@@ -70,6 +77,8 @@ def not_meant(text: str, start: int, end: int, next_start: int) -> str:
     if opening in _OPEN_QUOTES and closing == _OPEN_QUOTES[opening]:
         return "quoted"
     after = text[end : min(next_start, end + 400)]
+    if bare and _PARAGRAPH_AFTER.match(after):
+        return "illustrated"
     if _DECLINED_AFTER.search(after):
         return "declined"
     if _QUESTION.search(after) or _ASKS.search(after):
@@ -78,6 +87,21 @@ def not_meant(text: str, start: int, end: int, next_start: int) -> str:
     if _CONDITIONAL_BEFORE.search(sentence):
         return "offered"
     return ""
+
+
+#: Where a reply runs on into a turn the model invented: a speaker label or a chat template's
+#: turn token. Calls written after it belong to that imagined exchange.
+_INVENTED_TURN = re.compile(
+    r"(?:(?<=\s)|^)(?:USER|Human|HUMAN)[ \t]*:[ \t]|<\|im_start\|>[ \t]*user"
+    r"|<\|start_header_id\|>[ \t]*user|<start_of_turn>[ \t]*user"
+)
+
+
+def invented_turn(text: str) -> int:
+    """Where the reply starts writing a turn that is not its own (-1 when it does not): what
+    follows is quoted from an imagined exchange, never this reply's call."""
+    match = _INVENTED_TURN.search(text)
+    return match.start() if match else -1
 
 
 def thinking_spans(text: str) -> list[tuple[int, int]]:

@@ -70,7 +70,8 @@ DEEPSEEK_NOISE = re.compile(rf"<{_BAR}end{_SEP}of{_SEP}sentence{_BAR}>")
 #: Gemma 4's `<|tool_call>call:name{…}` and FunctionGemma's `<start_function_call>call:name{…}`;
 #: without either opener (a server that stripped special tokens) only for a declared name.
 _GEMMA = re.compile(
-    r"(?P<opener><\|tool_call>|<start_function_call>)?\s*(?<![\w.-])call:(?P<name>[\w.-]+)\s*(?=\{)"
+    r"(?P<opener><\|tool_call>|<start_function_call>)?\s*:?\s*(?<![\w.-])call:(?P<name>[\w.-]+)\s*"
+    r"(?=\{)|(?P<fragment><call>)\s*(?P<fragment_name>[\w.-]+)\s*(?=\{)"
 )
 _GEMMA_QUOTE = '<|"|>'
 _GEMMA_QUOTES = (_GEMMA_QUOTE, "<escape>")  # Gemma 4, FunctionGemma: a string's delimiter
@@ -285,8 +286,11 @@ def find_gemma(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found: list[Found] = []
     consumed = 0
     for match in _GEMMA.finditer(masked):
+        # `<call>name{…}`: the opener token split by a multimodal tokenizer (vLLM's tests);
+        # a word a person may write too, so it counts as a bare call (a declared name only)
         marked = match.group("opener") is not None
-        if match.start() < consumed or not marked and not is_known(match.group("name")):
+        name = match.group("name") or match.group("fragment_name")
+        if match.start() < consumed or not marked and not is_known(name):
             continue  # inside a call already read, or `call:x{…}` naming no declared tool
         quote = _first_quote(text, match.end())
         end, closed = _gemma_body_end(text, match.end(), quote)
@@ -296,7 +300,7 @@ def find_gemma(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         closer = _GEMMA_CLOSER.match(text, end)
         finish = closer.end() if closer else end
         arguments: Any = value if isinstance(value, dict) else body
-        call = RawCall(match.group("name"), arguments, needs_declared=not marked)
+        call = RawCall(name, arguments, needs_declared=not marked)
         found.append(
             Found(
                 match.start(),
