@@ -1,9 +1,9 @@
 """How many tool calls mm-tui recovers from real model replies (issue 12).
 
 Each reply of the corpora in tests/agent/fixtures/ (the 30 malformed replies of issue 6, the
-replies of many model families collected for issue 12, and the held-out set collected after the
-reader was built) is replayed through the agent core
-against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
+replies of many model families collected for issue 12, the held-out set collected after the
+reader was built, and the replies gathered in sessions 26 and 27, some of which show calls
+without meaning them) is replayed through the agent core against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
 calls recovered (run with exactly the expected name and arguments) over the calls expected,
 and the replies whose whole outcome (calls, visible text, the line a person sees) is exact.
 

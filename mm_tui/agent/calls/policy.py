@@ -24,10 +24,17 @@
   a line of text; left unrun, the turn stalls. But a call the thinking weighed while the answer
   answers ("I'll just answer: …") was turned down: running it is a command nobody asked for.
 - **A call shown, not made, never runs** (`quoting`): offered (a question or a condition around
-  it), declined, quoted (a markdown quote, prose quotation marks, code of another language) or
-  illustrated. It stays in the text; the turn goes on as for any answer.
-- **A call cut by the end of the reply** (finish_reason `length`, or inside a string) never
-  runs and is never completed: it is answered as not run, with the reason.
+  it), declined, quoted (a markdown quote, prose quotation marks, code of another language, a
+  turn the model invented after its own: `USER:`, `<|im_start|>user`) or illustrated (words
+  that say so, or a bare call followed by a paragraph of prose, in any language: a model that
+  makes a call in its text writes it last). It stays in the text; the turn goes on as for any
+  answer.
+- **A call cut by the end of the reply** (finish_reason `length`, inside a string, inside its
+  arguments object, or right after its opener or its name) never runs and is never completed:
+  it is answered as not run, with the reason, so the model sends it again whole.
+- **A name alone between the model's own markers** (`<tool_call>{"name": "x"}</tool_call>`) is
+  a call without arguments, for any name: an undeclared one is answered with the available
+  tools, a declared one by the tool itself (what it needs), so the model can try again.
 """
 
 from __future__ import annotations
