@@ -136,10 +136,13 @@ def _blank_cdata(text: str) -> str:
     return "".join([*pieces, text[at:]])
 
 
+_ONLY_BLANKS = re.compile(r"\s*\Z")
+
+
 def _ends_on_opener(text: str, match: re.Match[str]) -> bool:
     """Whether the reply ended right after a call's opener that starts its line or follows
     the model's own tokens or tags (not a tag named in the middle of a sentence)."""
-    if text[match.end() :].strip():
+    if not _ONLY_BLANKS.match(text, match.end()):  # a match, not a copy of the rest: linear
         return False
     before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].rstrip()
     return not before or before.endswith(">")
