@@ -253,3 +253,20 @@ def test_words_inside_the_call_tags_stay_the_persons() -> None:
     found = read_calls('<tool_call>\nSure: {"name": "bash", "arguments": {}}\n</tool_call>', known)
     assert [(c.name, c.arguments) for c in found.calls] == [("bash", {})]
     assert found.remaining == "Sure:"
+
+
+def test_json_right_after_the_models_special_tokens_is_marked_for_any_name() -> None:
+    text = '<|action_start|><|plugin|>{"name": "wipe", "parameters": {"all": true}}<|action_end|>'
+    found = read_calls(text, known)
+    assert [(c.name, c.arguments) for c in found.calls] == [("wipe", {"all": True})]
+    assert found.remaining == ""
+
+
+def test_a_line_of_a_marked_block_that_is_no_call_does_not_drop_the_others() -> None:
+    text = (
+        '<tool_calls>\n{"name": "bash", "arguments": {"command": "ls"}}\n'
+        '{"arguments": {"city": "Oslo"}}\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n'
+        "</tool_calls>"
+    )
+    assert calls_of(text) == [("bash", {"command": "ls"}), ("get_weather", {"city": "Oslo"})]
+    assert calls_of('[{"name": "bash", "arguments": {}}, {"city": "Oslo"}] is the data.') == []

@@ -36,6 +36,7 @@ _LEFTOVER_TOKENS = re.compile(
 )
 #: A wrapper left empty once its calls were taken out: `<TOOLCALL></TOOLCALL>`.
 _EMPTY_WRAPPER = re.compile(r"<([A-Za-z][\w:.-]{0,40})>\s*</\1>")
+_ONLY_BLANKS = re.compile(r"\s*\Z")
 #: A fence left empty once the call inside it was taken out.
 _EMPTY_FENCE = re.compile(r"```[\w+-]*[ \t]*\n\s*```")
 
@@ -75,7 +76,7 @@ def read_calls(
         raw = text[item.start : item.end]
         last = number == len(chosen) - 1
         why = ""
-        if not finished and last and not text[item.end :].strip():
+        if not finished and last and _ONLY_BLANKS.match(text, item.end):
             why = CUT_REASON.format(why="finish_reason length")
         elif item.cut:
             why = CUT_REASON.format(why="it is not closed")
@@ -84,12 +85,13 @@ def read_calls(
             calls.append(TextCall(call.name, call.arguments, raw, badge, why))
     pieces: list[str] = []
     at = 0
+    before = ""  # the last piece kept that is not empty
     for start, end in [*((item.start, item.end) for item in chosen), (len(text), len(text))]:
         piece, at = text[at:start], end  # chosen: sorted by start, not overlapping
-        before = next((p for p in reversed(pieces) if p), "")
         if before.endswith((" ", "\t")) and piece.startswith((" ", "\t")):
             piece = piece.lstrip(" \t")
         pieces.append(piece)
+        before = piece or before
     remaining = "".join(pieces)
     if chosen:
         remaining = special_tokens.HARMONY_NOISE.sub("", remaining)

@@ -35,6 +35,13 @@ _NAME_FIELD = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([^"]+)"')
 _WRAPPERS = re.compile(
     r"<tool_call>|<tool_calls>|<function_call>|<tools>|<tool>|<response>|<\|tool_call\|>"
     r"|<\|python_tag\|>|\[TOOL_CALLS\]|functools(?=\s*\[)|<\|tool_calls\|>"
+    r"|(?P<token><\|[a-z][a-z_]{0,30}\|>)(?=\s*[\[{])"  # any of the model's tokens before JSON
+)
+#: The chain of tokens (and short header words) before such a token, taken out with the call:
+#: `<|action_start|><|plugin|>`, `<|message_sep|>function call<|role_sep|>`. Looked for in a
+#: bounded window, so a flood of tokens stays linear.
+_TOKEN_CHAIN = re.compile(
+    r"(?:<\|[a-z][a-z_]{0,30}\|>[ \t\r\n]*(?:[A-Za-z][\w .=:-]{0,38}?[ \t\r\n]*)?)+\Z"
 )
 _CLOSERS = re.compile(
     r"\s*(?:</tool_call>|</tool_calls>|</function_call>|</tools>|</tool>|</response>"
@@ -160,6 +167,10 @@ def find_tagged(text: str, masked: str) -> list[Found]:
             continue
         first = _VALUE_START.search(text, begin, last)
         start = match.start()
+        if match.group("token"):
+            window = max(start - 160, 0)
+            chain = _TOKEN_CHAIN.search(text, window, start)
+            start = chain.start() if chain else start
         if first and text[begin : first.start()].strip():  # `<tool_call>Sure: {…}`: the
             start = first.start()  # words stay the person's; the opener goes as a leftover
         # a name alone between the model's own markers is a call without arguments, for any
@@ -176,6 +187,8 @@ def find_tagged(text: str, masked: str) -> list[Found]:
 
 
 _VALUE_START = re.compile(r"[{\[]")
+_SEMICOLON = re.compile(r"[ \t]*;")
+_CALL_TAIL = re.compile(r"\s*\)\s*\]?")
 
 
 def find_fenced(text: str, masked: str) -> list[Found]:
@@ -225,8 +238,8 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
                 calls = [RawCall(named.group(1), _raw_arguments(body), needs_declared=True)]
         if calls:
             end = span.end
-            separator = re.match(r"[ \t]*;", text[end:])
-            end += separator.end() if separator else 0
+            separator = _SEMICOLON.match(text, end)
+            end = separator.end() if separator else end
             found.append(Found(span.start, end, calls, BADGE_TEXT_BARE, BARE, cut))
             consumed = span.end
             continue
@@ -266,9 +279,9 @@ def _named_json(text: str, span: Span, is_known: IsKnown) -> Found | None:
         return None
     start = span.start - (len(before) - match.start())
     end = span.end
-    tail = re.match(r"\s*\)\s*\]?" if "(" in match.group(0) else r"", text[end:])
+    tail = _CALL_TAIL.match(text, end) if "(" in match.group(0) else None
     if tail:
-        end += tail.end()
+        end = tail.end()
     badge = BADGE_TEXT_TAG if "Calling tool" in match.group(0) else BADGE_TEXT_BARE
     strength = MARKED if "Calling tool" in match.group(0) else BARE
     return Found(start, end, [RawCall(name, arguments, needs_declared=True)], badge, strength)

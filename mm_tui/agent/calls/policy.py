@@ -126,8 +126,10 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
             name = clean_tool_name(call.name, is_known)
             known = is_known(name)
             if not known and (is_placeholder(name) or call.needs_declared or item.strength == BARE):
-                calls = []
-                break
+                if item.strength == BARE:  # JSON in prose naming no tool: data, not calls
+                    calls = []
+                    break
+                continue  # a line of a marked or fenced block that is no call: the rest are
             calls.append(type(call)(name, call.arguments, call.needs_declared))
         if calls:
             kept.append(Found(item.start, item.end, calls, item.badge, item.strength, item.cut))

@@ -68,12 +68,19 @@ def not_meant(text: str, start: int, end: int, next_start: int, *, bare: bool = 
     a Python line standing in prose, neither in the model's markers nor set apart in a fence)
     followed by a paragraph of prose is illustrated, in whatever language the prose is: a
     model that makes a call in its text writes it last and waits for the result."""
-    line_start = text.rfind("\n", 0, start) + 1
+    window = max(start - 1000, 0)  # a bounded look back: linear on a flood of calls
+    line_start = text.rfind("\n", window, start) + 1 or window
     before_line = text[line_start:start]
     if before_line.lstrip().startswith(">"):
         return "quoted"
-    opening = text[:start].rstrip(" \t")[-1:]
-    closing = text[end:].lstrip(" \t")[:1]
+    before = start
+    while before > 0 and text[before - 1] in " \t":  # no copy of the text before: linear
+        before -= 1
+    opening = text[before - 1 : before]
+    after_blanks = end
+    while after_blanks < len(text) and text[after_blanks] in " \t":
+        after_blanks += 1
+    closing = text[after_blanks : after_blanks + 1]
     if opening in _OPEN_QUOTES and closing == _OPEN_QUOTES[opening]:
         return "quoted"
     after = text[end : min(next_start, end + 400)]
