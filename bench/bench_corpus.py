@@ -1,9 +1,9 @@
 """How many tool calls mm-tui recovers from real model replies (issue 12).
 
 Each reply of the corpora in tests/agent/fixtures/ (the 30 malformed replies of issue 6, the
-replies of many model families collected for issue 12, and the held-out set collected after the
-reader was built) is replayed through the agent core
-against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
+replies of many model families collected for issue 12, the held-out set collected after the
+reader was built, and the replies gathered in sessions 26 and 27, some of which show calls
+without meaning them) is replayed through the agent core against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
 calls recovered (run with exactly the expected name and arguments) over the calls expected,
 and the replies whose whole outcome (calls, visible text, the line a person sees) is exact.
 
@@ -42,6 +42,7 @@ WORLD = FIXTURES / "world_replies.yaml"
 MALFORMED = FIXTURES / "malformed_replies.yaml"
 HELDOUT = FIXTURES / "heldout_replies.yaml"
 QUOTED = FIXTURES / "quoted_replies.yaml"
+GATHERED = FIXTURES / "gathered_replies.yaml"
 
 
 def world_cases() -> list[dict[str, Any]]:
@@ -59,6 +60,13 @@ def quoted_cases() -> list[dict[str, Any]]:
     """Session 26: real replies from new sources and replies that quote calls without meaning
     them (offered, illustrated, quoted, declined), outcomes written before the reader read them."""
     return yaml.safe_load(QUOTED.read_text(encoding="utf-8"))["cases"]
+
+
+def gathered_cases() -> list[dict[str, Any]]:
+    """Session 27: real replies from sources no other corpus used (parser tests, recorded replies,
+    leaked calls), some showing calls without meaning them; outcomes written before the reader
+    read them."""
+    return yaml.safe_load(GATHERED.read_text(encoding="utf-8"))["cases"]
 
 
 def malformed_cases() -> list[dict[str, Any]]:
@@ -229,6 +237,7 @@ def corpora() -> list[tuple[str, list[dict[str, Any]]]]:
         ("held-out", heldout_cases()),
         ("issue 6", malformed_cases()),
         ("quoted and new (session 26)", quoted_cases()),
+        ("gathered (session 27)", gathered_cases()),
     ]
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.calls.quoting import ASKING_AGAIN, empty_answer
 from mm_tui.agent.checkpoints import Checkpoints, UndoResult, undo_note
 from mm_tui.agent.compaction import compact
 from mm_tui.agent.config import Config
@@ -316,13 +317,22 @@ class Agent:
         note = self.budget.ensure_known(self.config.base_url, self.model)
         if note:
             self.sink(Notice("warning", note))
+        asked_again = False
         for _ in range(self.config.max_turns):
             self._auto_compact()
             reply = self.model_call.run(self.model, tally)
             if isinstance(reply, TurnEnded):
                 return reply
+            empty = "" if reply.calls else empty_answer(reply.text, reply.reasoning)
+            if empty and not asked_again:  # an empty or thinking-only reply: once more
+                asked_again = True
+                self.sink(Notice("warning", ASKING_AGAIN.format(empty)))
+                continue
+            if empty:
+                self.sink(Notice("warning", empty))
             if not reply.calls:
                 return TurnEnded("answered")
+            asked_again = False
             stopped = self.tools.run(reply.calls, tally)
             if stopped is not None:
                 return stopped

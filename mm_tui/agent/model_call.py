@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from mm_tui.agent.calls import CUT_REASON
 from mm_tui.agent.calls.native_repair import mend_native_call
-from mm_tui.agent.calls.quoting import is_lead_in
+from mm_tui.agent.calls.quoting import empty_answer, is_lead_in
 from mm_tui.agent.chunk_feed import ChunkFeed
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget
@@ -242,9 +242,11 @@ class ModelCall:
                 }
                 for c in assembler.calls
             ]
-        elif not assembler.text:
-            message["content"] = ""
-            self.signals.sink(Notice("warning", "the model returned an empty answer"))
+        elif empty_answer(assembler.text, assembler.reasoning):
+            # nothing for the person: kept out of the history (an empty assistant message
+            # sent back breaks some templates); the turn asks once more (agent.py)
+            self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
+            return
         if assembler.reasoning:
             message["reasoning_content"] = assembler.reasoning
         self.conversation.append(message)

@@ -13,6 +13,7 @@ import pytest
 
 from bench.bench_corpus import (
     expected_calls,
+    gathered_cases,
     heldout_cases,
     judge,
     malformed_cases,
@@ -49,26 +50,7 @@ def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
     assert len({case["id"] for case in CORPUS}) == len(CORPUS)
 
 
-#: Replies whose outcome the reader does not reach yet (a call cut inside its block is not said
-#: as cut; section tokens without call markers are not read): strict, so a fix must move them.
-NOT_YET = {
-    "longcat-cut-inside-the-arguments-object",
-    "step3-cut-after-the-invoke-opens",
-    "deepseek-v31-cut-after-the-name",
-    "deepseek-v31-call-markers-missing",
-}
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="not mended yet"))
-        if c["id"] in NOT_YET
-        else c
-        for c in CORPUS
-    ],
-    ids=[c["id"] for c in CORPUS],
-)
+@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
 def test_a_reply_replays_to_its_exact_outcome(
     case: dict[str, Any], model_server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -83,7 +65,9 @@ def test_a_reply_replays_to_its_exact_outcome(
 
 
 @pytest.mark.parametrize(
-    "corpus", [world_cases, heldout_cases, malformed_cases, quoted_cases], ids=lambda f: f.__name__
+    "corpus",
+    [world_cases, heldout_cases, malformed_cases, quoted_cases, gathered_cases],
+    ids=lambda f: f.__name__,
 )
 def test_no_corpus_runs_a_call_nobody_meant(corpus: Any, tmp_path: Path) -> None:
     misfires: list[str] = []
@@ -95,5 +79,4 @@ def test_no_corpus_runs_a_call_nobody_meant(corpus: Any, tmp_path: Path) -> None
         recovered, _, _ = judge(case, outcome)
         if len(outcome.calls) > recovered:
             misfires.append(case["id"])
-    known = {"longcat-cut-inside-the-arguments-object"}  # a cut call closed to {}: not mended yet
-    assert [m for m in misfires if m not in known] == []
+    assert misfires == []

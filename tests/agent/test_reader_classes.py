@@ -98,7 +98,7 @@ def test_prefixed_invoke_markup_reads_typed_parameters() -> None:
         'Use `<｜DSML｜invoke name="bash">` to call.',
         '```bash\n<｜DSML｜invoke name="bash"><｜DSML｜parameter name="c">ls</｜DSML｜parameter>'
         "</｜DSML｜invoke>\n```",
-        '<｜DSML｜invoke name="bash">',
+        'The reply may end with <｜DSML｜invoke name="bash">',
     ],
 )
 def test_prefixed_markup_mentions_and_placeholders_are_no_calls(text: str) -> None:
@@ -119,7 +119,7 @@ def test_markup_floods_stay_linear() -> None:
     assert calls_of('<function name="html"><param name="m">' + "<![CDATA[" * 100_000) == [
         ("html", {"m": "<![CDATA[" * 100_000})
     ]
-    assert calls_of('<｜DSML｜invoke name="bash">' * 100_000) == []
+    assert calls_of('<｜DSML｜invoke name="bash"> ' * 100_000 + "end") == []
     assert calls_of('<invoke name="bash">' + '<parameter name="a">' * 100_000 + "</invoke>") == [
         ("bash", {"a": ""})
     ]

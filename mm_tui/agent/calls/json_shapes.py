@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from mm_tui.agent.calls.jsonish import Span, close_json, loads_lenient, values_in
+from mm_tui.agent.calls.jsonish import Span, close_json, loads_lenient, scan_value, values_in
 from mm_tui.agent.calls.model import (
     BADGE_TEXT_BARE,
     BADGE_TEXT_FENCE,
@@ -35,6 +35,13 @@ _NAME_FIELD = re.compile(r'"(?:name|tool|tool_name)"\s*:\s*"([^"]+)"')
 _WRAPPERS = re.compile(
     r"<tool_call>|<tool_calls>|<function_call>|<tools>|<tool>|<response>|<\|tool_call\|>"
     r"|<\|python_tag\|>|\[TOOL_CALLS\]|functools(?=\s*\[)|<\|tool_calls\|>"
+    r"|(?P<token><\|[a-z][a-z_]{0,30}\|>)(?=\s*[\[{])"  # any of the model's tokens before JSON
+)
+#: The chain of tokens (and short header words) before such a token, taken out with the call:
+#: `<|action_start|><|plugin|>`, `<|message_sep|>function call<|role_sep|>`. Looked for in a
+#: bounded window, so a flood of tokens stays linear.
+_TOKEN_CHAIN = re.compile(
+    r"(?:<\|[a-z][a-z_]{0,30}\|>[ \t\r\n]*(?:[A-Za-z][\w .=:-]{0,38}?[ \t\r\n]*)?)+\Z"
 )
 _CLOSERS = re.compile(
     r"\s*(?:</tool_call>|</tool_calls>|</function_call>|</tools>|</tool>|</response>"
@@ -106,6 +113,11 @@ def _calls_in_block(text: str, start: int, end: int) -> tuple[list[RawCall], int
             last = span.end
             break
         found = calls_from_value(value) if value is not None else None
+        if found and not span.closed and arguments_cut(text[span.start : span.end]):
+            body = text[span.start : span.end]  # the reply ended inside the arguments
+            calls += [RawCall(call.name, body, call.needs_declared) for call in found]
+            cut, last = True, span.end
+            break
         if found is None and value is None and span.closed:
             named = _NAME_FIELD.search(text, span.start, span.end)
             if named:  # broken beyond repair, but it names its tool: the model hears why
@@ -115,6 +127,20 @@ def _calls_in_block(text: str, start: int, end: int) -> tuple[list[RawCall], int
         calls += found
         last = span.end
     return calls, last, cut
+
+
+_ARGUMENTS_OPEN = re.compile(
+    r'"(?:arguments|parameters|args|input|params|tool_input)"\s*:\s*(?=[{\[])'
+)
+
+
+def arguments_cut(body: str) -> bool:
+    """Whether a call object the reply ended inside (`body`, not closed) was cut inside its
+    arguments: their object or array opened and never closed. Such a call is never completed
+    (closing `{"path": "a` or `{` to `{}` would run it with arguments the model never gave);
+    a call whose arguments closed and only its outer braces are missing is repaired."""
+    opened = list(_ARGUMENTS_OPEN.finditer(body))
+    return bool(opened) and not scan_value(body, opened[-1].end()).closed
 
 
 def _raw_arguments(body: str) -> str:
@@ -139,14 +165,30 @@ def find_tagged(text: str, masked: str) -> list[Found]:
         calls, last, cut = _calls_in_block(text, begin, limit)
         if not calls:
             continue
+        first = _VALUE_START.search(text, begin, last)
+        start = match.start()
+        if match.group("token"):
+            window = max(start - 160, 0)
+            chain = _TOKEN_CHAIN.search(text, window, start)
+            start = chain.start() if chain else start
+        if first and text[begin : first.start()].strip():  # `<tool_call>Sure: {…}`: the
+            start = first.start()  # words stay the person's; the opener goes as a leftover
+        # a name alone between the model's own markers is a call without arguments, for any
+        # name: an undeclared one is answered as such, so the model can try again
+        calls = [RawCall(c.name, c.arguments) if c.arguments == {} else c for c in calls]
         closer = _CLOSERS.match(text, last)
         end = closer.end() if closer else last
         if not closer and not cut:
             after = close.search(text, last, limit)
             if after and not text[last : after.start()].strip():
                 end = after.end()
-        found.append(Found(match.start(), end, calls, BADGE_TEXT_TAG, MARKED, cut))
+        found.append(Found(start, end, calls, BADGE_TEXT_TAG, MARKED, cut))
     return found
+
+
+_VALUE_START = re.compile(r"[{\[]")
+_SEMICOLON = re.compile(r"[ \t]*;")
+_CALL_TAIL = re.compile(r"\s*\)\s*\]?")
 
 
 def find_fenced(text: str, masked: str) -> list[Found]:
@@ -174,12 +216,16 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         if span.start < consumed:
             continue
         body = text[span.start : span.end]
+        cut = False
         if span.closed:
             value = loads_lenient(body)
         elif not span.in_string:
             closed = close_json(body)
             value = loads_lenient(closed) if closed else None
+            cut = value is not None and arguments_cut(body)
         calls = calls_from_value(value) if value is not None else None
+        if calls and cut:  # the reply ended inside the arguments: said as cut, never run
+            calls = [RawCall(call.name, body, call.needs_declared) for call in calls]
         if calls is None and value is None and not span.in_string:
             if _whole_call_inside(values, index):
                 continue  # `{"name": "x", "parameters": {{"name": "x", …}}`: the whole one counts
@@ -192,9 +238,9 @@ def find_bare(text: str, masked: str, is_known: IsKnown) -> list[Found]:
                 calls = [RawCall(named.group(1), _raw_arguments(body), needs_declared=True)]
         if calls:
             end = span.end
-            separator = re.match(r"[ \t]*;", text[end:])
-            end += separator.end() if separator else 0
-            found.append(Found(span.start, end, calls, BADGE_TEXT_BARE, BARE))
+            separator = _SEMICOLON.match(text, end)
+            end = separator.end() if separator else end
+            found.append(Found(span.start, end, calls, BADGE_TEXT_BARE, BARE, cut))
             consumed = span.end
             continue
         named_call = _named_json(text, span, is_known)
@@ -233,9 +279,9 @@ def _named_json(text: str, span: Span, is_known: IsKnown) -> Found | None:
         return None
     start = span.start - (len(before) - match.start())
     end = span.end
-    tail = re.match(r"\s*\)\s*\]?" if "(" in match.group(0) else r"", text[end:])
+    tail = _CALL_TAIL.match(text, end) if "(" in match.group(0) else None
     if tail:
-        end += tail.end()
+        end = tail.end()
     badge = BADGE_TEXT_TAG if "Calling tool" in match.group(0) else BADGE_TEXT_BARE
     strength = MARKED if "Calling tool" in match.group(0) else BARE
     return Found(start, end, [RawCall(name, arguments, needs_declared=True)], badge, strength)

@@ -131,11 +131,31 @@ def loads_lenient(text: str) -> Any:
         value = loads(candidate)
         if value is not None:
             return value
+    if text.startswith("{{"):
+        value = _undoubled(text)
+        if value is not None:
+            return value
     try:
         return ast.literal_eval(candidates[0])
     except _PARSE_ERRORS:
         log.debug("not a Python literal either", exc_info=True)
         return None
+
+
+def _undoubled(text: str) -> Any:
+    """A value written with doubled braces, as a template's escaping leaks them
+    (`{{"name": "x", "arguments": {"a": 1}}}`, or every brace doubled): the outer pair
+    undoubled, else every `{{`/`}}` halved; only an object counts."""
+    stripped = text.rstrip()
+    tries = []
+    if stripped.endswith("}}"):
+        tries.append(stripped[1:-1])
+    tries.append(stripped.replace("{{", "{").replace("}}", "}"))
+    for candidate in tries:
+        value = loads(_TRAILING_COMMA.sub(r"\1", candidate))
+        if isinstance(value, dict):
+            return value
+    return None
 
 
 def fix_escapes(text: str) -> str:

@@ -111,7 +111,9 @@ def find_qwen(text: str, masked: str) -> list[Found]:
             closed = match.group(0).endswith("</function>")
             arguments = loads_lenient(stripped) if stripped else ({} if closed else None)
             if not isinstance(arguments, dict):
-                continue  # `<function=bash>` mentioned in prose, or cut before its body
+                if not stripped and _ends_on_opener(text, match):
+                    found.append(_cut_after_opener(text, match, BADGE_TEXT_XML))
+                continue  # `<function=bash>` mentioned in prose
         start, end = _widen(text, match.start(), match.end())
         found.append(
             Found(start, end, [RawCall(match.group("name"), arguments)], BADGE_TEXT_XML, MARKED)
@@ -132,6 +134,26 @@ def _blank_cdata(text: str) -> str:
         pieces += [text[at:inside], " " * (end - inside)]
         at = end
     return "".join([*pieces, text[at:]])
+
+
+_ONLY_BLANKS = re.compile(r"\s*\Z")
+
+
+def _ends_on_opener(text: str, match: re.Match[str]) -> bool:
+    """Whether the reply ended right after a call's opener that starts its line or follows
+    the model's own tokens or tags (not a tag named in the middle of a sentence)."""
+    if not _ONLY_BLANKS.match(text, match.end()):  # a match, not a copy of the rest: linear
+        return False
+    before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].rstrip()
+    return not before or before.endswith(">")
+
+
+def _cut_after_opener(text: str, match: re.Match[str], badge: str) -> Found:
+    """A call whose opener is the last thing the reply wrote: named, cut before its
+    arguments; said as cut, never run."""
+    start, end = _widen(text, match.start(), match.end())
+    call = RawCall(match.group("name"), text[match.start() : end].strip())
+    return Found(start, end, [call], badge, MARKED, cut=True)
 
 
 def find_invoke(text: str, masked: str, is_known: IsKnown) -> list[Found]:
@@ -156,7 +178,9 @@ def find_invoke(text: str, masked: str, is_known: IsKnown) -> list[Found]:
             arguments = {c.group("key"): value_of(c.group("value")) for c in _CHILD.finditer(body)}
             closed = match.group(0).endswith(f"</{match['prefix']}{match['tag']}>")
             if not arguments and (body.strip() or not closed):
-                continue  # `<invoke name="bash">` mentioned in prose, or cut before its body
+                if not closed and not body.strip() and _ends_on_opener(text, match):
+                    found.append(_cut_after_opener(text, match, BADGE_TEXT_INVOKE))
+                continue  # `<invoke name="bash">` mentioned in prose
         start, end = _widen(text, match.start(), match.end())
         calls = [RawCall(match.group("name"), arguments)]
         found.append(Found(start, end, calls, BADGE_TEXT_INVOKE, MARKED))

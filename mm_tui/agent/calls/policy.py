@@ -24,10 +24,17 @@
   a line of text; left unrun, the turn stalls. But a call the thinking weighed while the answer
   answers ("I'll just answer: …") was turned down: running it is a command nobody asked for.
 - **A call shown, not made, never runs** (`quoting`): offered (a question or a condition around
-  it), declined, quoted (a markdown quote, prose quotation marks, code of another language) or
-  illustrated. It stays in the text; the turn goes on as for any answer.
-- **A call cut by the end of the reply** (finish_reason `length`, or inside a string) never
-  runs and is never completed: it is answered as not run, with the reason.
+  it), declined, quoted (a markdown quote, prose quotation marks, code of another language, a
+  turn the model invented after its own: `USER:`, `<|im_start|>user`) or illustrated (words
+  that say so, or a bare call followed by a paragraph of prose, in any language: a model that
+  makes a call in its text writes it last). It stays in the text; the turn goes on as for any
+  answer.
+- **A call cut by the end of the reply** (finish_reason `length`, inside a string, inside its
+  arguments object, or right after its opener or its name) never runs and is never completed:
+  it is answered as not run, with the reason, so the model sends it again whole.
+- **A name alone between the model's own markers** (`<tool_call>{"name": "x"}</tool_call>`) is
+  a call without arguments, for any name: an undeclared one is answered with the available
+  tools, a declared one by the tool itself (what it needs), so the model can try again.
 """
 
 from __future__ import annotations
@@ -68,13 +75,22 @@ _PYTHON_CODE = re.compile(
 )
 
 
+#: A block that is nothing but one call in the model's own wrapper tags (```xml around
+#: `<response>{…}</response>`): the fence is the call's container, whatever its label.
+_WRAPPED_CALL = re.compile(
+    r"\s*<(?P<tag>tool_call|tool_calls|function_call|tools|tool|response)>.*</(?P=tag)>\s*",
+    re.DOTALL,
+)
+
+
 def _holds_calls(fence: re.Match[str]) -> bool:
-    """Whether a fenced block may hold calls: JSON or unlabelled, or Python that is only calls
-    (an SDK snippet that builds a `tool_calls` list quotes a call, it does not make one)."""
+    """Whether a fenced block may hold calls: JSON or unlabelled, Python that is only calls
+    (an SDK snippet that builds a `tool_calls` list quotes a call, it does not make one), or
+    any block that is only a call in wrapper tags."""
     lang = fence.group("lang").lower()
+    body = fence.group(0).split("\n", 1)[-1].removesuffix("```")
     if lang not in _CALL_LANGS:
-        return False
-    body = fence.group(0).split("\n", 1)[-1]
+        return bool(_WRAPPED_CALL.fullmatch(body))
     return lang not in ("python", "py") or not _PYTHON_CODE.search(body)
 
 
@@ -110,8 +126,10 @@ def select(found: list[Found], text: str, is_known: IsKnown, *, reasoning: bool)
             name = clean_tool_name(call.name, is_known)
             known = is_known(name)
             if not known and (is_placeholder(name) or call.needs_declared or item.strength == BARE):
-                calls = []
-                break
+                if item.strength == BARE:  # JSON in prose naming no tool: data, not calls
+                    calls = []
+                    break
+                continue  # a line of a marked or fenced block that is no call: the rest are
             calls.append(type(call)(name, call.arguments, call.needs_declared))
         if calls:
             kept.append(Found(item.start, item.end, calls, item.badge, item.strength, item.cut))
@@ -124,7 +142,8 @@ def _shown(chosen: list[Found], text: str) -> list[str]:
     classes: list[str] = []
     for number, item in enumerate(chosen):
         after = chosen[number + 1].start if number + 1 < len(chosen) else len(text)
-        classes.append(not_meant(text, item.start, item.end, after))
+        bare = item.strength == BARE
+        classes.append(not_meant(text, item.start, item.end, after, bare=bare))
     for number in range(len(chosen) - 2, -1, -1):
         between = text[chosen[number].end : chosen[number + 1].start]
         shared = classes[number + 1] in ("offered", "declined")

@@ -84,14 +84,16 @@ def parse_calls(body: str) -> list[RawCall] | None:
     if not source or len(source) > 200_000:
         return None
     python = _python_source(source)
-    try:
-        tree = ast.parse(python, mode="eval").body
-        items = tree.elts if isinstance(tree, ast.List | ast.Tuple) else [tree]
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        items = _one_call_a_line(python)
-        if items is None:
-            log.debug("not a pythonic call", exc_info=True)
-            return None
+    items = _parsed(python)
+    if items is None:  # a quote inside its own string, bare or over-escaped (`\\'`)
+        for candidate in (_requoted(source), re.sub(r"\\\\(['\"])", r"\\\1", source)):
+            if candidate and candidate != source:
+                python = _python_source(candidate)
+                items = _parsed(python)
+                if items is not None:
+                    break
+    if items is None:
+        return None
     calls: list[RawCall] = []
     for item in items:
         if not isinstance(item, ast.Call) or item.args:
@@ -105,6 +107,47 @@ def parse_calls(body: str) -> list[RawCall] | None:
             arguments = ast.get_source_segment(python, item) or name  # the model hears why
         calls.append(RawCall(name, arguments))
     return calls or None
+
+
+def _parsed(python: str) -> list[ast.expr] | None:
+    """The expressions of `[f(…), g(…)]`, `f(…)` or one call a line; None if not Python."""
+    try:
+        tree = ast.parse(python, mode="eval").body
+        return list(tree.elts) if isinstance(tree, ast.List | ast.Tuple) else [tree]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        items = _one_call_a_line(python)
+        if items is None:
+            log.debug("not a pythonic call", exc_info=True)
+        return items
+
+
+#: Where a keyword argument's string opens: `(command='` or `, path="`.
+_KEYWORD_STRING = re.compile(r"[(,]\s*[A-Za-z_]\w*\s*=\s*(['\"])")
+#: What may follow the quote that really ends a keyword's string: the next keyword, or the
+#: call's closing parenthesis at the end of the call (or of the list, or before the next call).
+_STRING_END = r"(?=\s*(?:,\s*[A-Za-z_]\w*\s*=|\)\s*(?:[\]),;]|,?\s*[A-Za-z_][\w.]*\(|$)))"
+
+
+def _requoted(source: str) -> str | None:
+    """`bash(command='echo 'hi'')`: a string holding its own quote unescaped. Each keyword's
+    string ends at the first of its quotes followed by the next keyword or the call's end;
+    the quotes inside are escaped. None when nothing changed (no such string)."""
+    out: list[str] = []
+    at = 0
+    changed = False
+    while (opened := _KEYWORD_STRING.search(source, at)) is not None:
+        quote = opened.group(1)
+        inner_start = opened.end()
+        close = re.compile(rf"(?<!\\){re.escape(quote)}{_STRING_END}").search(source, inner_start)
+        if close is None:
+            return None
+        inner = source[inner_start : close.start()]
+        escaped = re.sub(rf"(?<!\\)({re.escape(quote)})", r"\\\1", inner)
+        changed = changed or escaped != inner
+        out += [source[at:inner_start], escaped, quote]
+        at = close.end()
+    out.append(source[at:])
+    return "".join(out) if changed else None
 
 
 def _one_call_a_line(python: str) -> list[ast.expr] | None:
@@ -162,6 +205,13 @@ def _bracketed(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         span = scan_value(masked, match.start(), python=True)
         if not span.closed:
             unclosed += 1
+            last = masked.rfind("]", match.start())
+            calls = parse_calls(text[match.start() : last + 1]) if last > 0 else None
+            if calls:  # a quote inside a string threw the scan off; the list reads whole
+                needs = [RawCall(c.name, c.arguments, needs_declared=True) for c in calls]
+                found.append(Found(match.start(), last + 1, needs, BADGE_TEXT_PYTHONIC, BARE))
+                consumed = last + 1
+                continue
             if span.end < len(masked):
                 continue  # a stray closer, not the end of the reply: no call
             raw = [RawCall(match.group("name"), text[match.start() :], needs_declared=True)]

@@ -58,18 +58,34 @@ _LEAD_IN_CHARS = 200
 _FEW_WORDS = 6
 
 
-def not_meant(text: str, start: int, end: int, next_start: int) -> str:
+#: A paragraph after a call, before any next call: the reply goes on explaining what it showed.
+_PARAGRAPH_AFTER = re.compile(r"[ \t]*\r?\n[ \t]*\r?\n\s*\S")
+
+
+def not_meant(text: str, start: int, end: int, next_start: int, *, bare: bool = False) -> str:
     """The class of a call at text[start:end] that is shown, not made ("" when it is made);
-    `next_start` is where the next call begins (or the end of the text)."""
-    line_start = text.rfind("\n", 0, start) + 1
+    `next_start` is where the next call begins (or the end of the text). A `bare` call (JSON or
+    a Python line standing in prose, neither in the model's markers nor set apart in a fence)
+    followed by a paragraph of prose is illustrated, in whatever language the prose is: a
+    model that makes a call in its text writes it last and waits for the result."""
+    window = max(start - 1000, 0)  # a bounded look back: linear on a flood of calls
+    line_start = text.rfind("\n", window, start) + 1 or window
     before_line = text[line_start:start]
     if before_line.lstrip().startswith(">"):
         return "quoted"
-    opening = text[:start].rstrip(" \t")[-1:]
-    closing = text[end:].lstrip(" \t")[:1]
+    before = start
+    while before > 0 and text[before - 1] in " \t":  # no copy of the text before: linear
+        before -= 1
+    opening = text[before - 1 : before]
+    after_blanks = end
+    while after_blanks < len(text) and text[after_blanks] in " \t":
+        after_blanks += 1
+    closing = text[after_blanks : after_blanks + 1]
     if opening in _OPEN_QUOTES and closing == _OPEN_QUOTES[opening]:
         return "quoted"
     after = text[end : min(next_start, end + 400)]
+    if bare and _PARAGRAPH_AFTER.match(after):
+        return "illustrated"
     if _DECLINED_AFTER.search(after):
         return "declined"
     if _QUESTION.search(after) or _ASKS.search(after):
@@ -78,6 +94,21 @@ def not_meant(text: str, start: int, end: int, next_start: int) -> str:
     if _CONDITIONAL_BEFORE.search(sentence):
         return "offered"
     return ""
+
+
+#: Where a reply runs on into a turn the model invented: a speaker label or a chat template's
+#: turn token. Calls written after it belong to that imagined exchange.
+_INVENTED_TURN = re.compile(
+    r"(?:(?<=\s)|^)(?:USER|Human|HUMAN)[ \t]*:[ \t]|<\|im_start\|>[ \t]*user"
+    r"|<\|start_header_id\|>[ \t]*user|<start_of_turn>[ \t]*user"
+)
+
+
+def invented_turn(text: str) -> int:
+    """Where the reply starts writing a turn that is not its own (-1 when it does not): what
+    follows is quoted from an imagined exchange, never this reply's call."""
+    match = _INVENTED_TURN.search(text)
+    return match.start() if match else -1
 
 
 def thinking_spans(text: str) -> list[tuple[int, int]]:
@@ -111,3 +142,17 @@ def is_lead_in(answer: str) -> bool:
     if colon != -1 and stripped[colon + 1 :].strip():
         return False
     return bool(_ANNOUNCES.search(stripped))
+
+
+EMPTY_ANSWER = "the model returned an empty answer"
+THINKING_ONLY = "the model returned only its thinking, no answer"
+#: Said when an empty or thinking-only reply is asked for once more.
+ASKING_AGAIN = "{} — asking it once more"
+
+
+def empty_answer(text: str, reasoning: str) -> str:
+    """The line for a reply that says nothing to the person: no text (or only `<think>`
+    blocks and blanks), with or without reasoning; "" when the answer says something."""
+    if outside(text, thinking_spans(text)).strip():
+        return ""
+    return THINKING_ONLY if reasoning.strip() or text.strip() else EMPTY_ANSWER

@@ -70,7 +70,8 @@ DEEPSEEK_NOISE = re.compile(rf"<{_BAR}end{_SEP}of{_SEP}sentence{_BAR}>")
 #: Gemma 4's `<|tool_call>call:name{…}` and FunctionGemma's `<start_function_call>call:name{…}`;
 #: without either opener (a server that stripped special tokens) only for a declared name.
 _GEMMA = re.compile(
-    r"(?P<opener><\|tool_call>|<start_function_call>)?\s*(?<![\w.-])call:(?P<name>[\w.-]+)\s*(?=\{)"
+    r"(?P<opener><\|tool_call>|<start_function_call>)?\s*:?\s*(?<![\w.-])call:(?P<name>[\w.-]+)\s*"
+    r"(?=\{)|(?P<fragment><call>)\s*(?P<fragment_name>[\w.-]+)\s*(?=\{)"
 )
 _GEMMA_QUOTE = '<|"|>'
 _GEMMA_QUOTES = (_GEMMA_QUOTE, "<escape>")  # Gemma 4, FunctionGemma: a string's delimiter
@@ -143,32 +144,55 @@ def find_kimi(text: str, masked: str) -> list[Found]:
     return found
 
 
+def _deepseek_call(body: str) -> RawCall | None:
+    """One call's body: `function<sep>name\n```json{…}```` (R1, V3) or `name<sep>{…}` (V3.1)."""
+    parts = _DS_SEP.split(body, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    left, right = parts[0].strip(), parts[1]
+    if left in ("function", ""):  # R1 / V3: function<sep>name\n```json\n{…}\n```
+        name, _, rest = right.partition("\n")
+        rest = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", rest)
+    else:  # V3.1: name<sep>{…}
+        name, rest = left, right
+    value = loads_lenient(rest.strip()) if rest.strip() else {}
+    if value is None:
+        closed = close_json(rest.strip())
+        value = loads_lenient(closed) if closed else rest.strip()
+    return RawCall(name.strip(), value)
+
+
 def find_deepseek(text: str, masked: str) -> list[Found]:
+    """Calls between DeepSeek's section tokens; a section whose per-call tokens were lost
+    (`<section begin>name<sep>{…}<section end>`) is one call, and a section the reply ended
+    inside right after a name is a call cut before its arguments."""
     found: list[Found] = []
     for block in _DS_CALLS.finditer(masked):
         body = text[block.start("body") : block.end("body")]
         calls: list[RawCall] = []
+        cut = False
         for call in _DS_CALL.finditer(body):
-            parts = _DS_SEP.split(call.group("body"), maxsplit=1)
-            if len(parts) != 2:
-                continue
-            left, right = parts[0].strip(), parts[1]
-            if left in ("function", ""):  # R1 / V3: function<sep>name\n```json\n{…}\n```
-                name, _, rest = right.partition("\n")
-                rest = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", rest)
-            else:  # V3.1: name<sep>{…}
-                name, rest = left, right
-            value = loads_lenient(rest.strip()) if rest.strip() else {}
-            if value is None:
-                closed = close_json(rest.strip())
-                value = loads_lenient(closed) if closed else rest.strip()
-            calls.append(RawCall(name.strip(), value))
+            read = _deepseek_call(call.group("body"))
+            if read is not None:
+                calls.append(read)
+        if not calls and not _DS_CALL.search(body):
+            read = _deepseek_call(body)
+            bare = re.fullmatch(r"\s*([A-Za-z_][\w.-]*)\s*", body)
+            if read is not None:
+                calls.append(read)
+            elif bare and block.end() == len(text):  # the reply ended after the name
+                calls, cut = [RawCall(bare.group(1), body.strip())], True
         if calls:
             end = block.end()
             noise = DEEPSEEK_NOISE.match(text, end)
             found.append(
                 Found(
-                    block.start(), noise.end() if noise else end, calls, BADGE_TEXT_TOKENS, MARKED
+                    block.start(),
+                    noise.end() if noise else end,
+                    calls,
+                    BADGE_TEXT_TOKENS,
+                    MARKED,
+                    cut,
                 )
             )
     return found
@@ -262,8 +286,11 @@ def find_gemma(text: str, masked: str, is_known: IsKnown) -> list[Found]:
     found: list[Found] = []
     consumed = 0
     for match in _GEMMA.finditer(masked):
+        # `<call>name{…}`: the opener token split by a multimodal tokenizer (vLLM's tests);
+        # a word a person may write too, so it counts as a bare call (a declared name only)
         marked = match.group("opener") is not None
-        if match.start() < consumed or not marked and not is_known(match.group("name")):
+        name = match.group("name") or match.group("fragment_name")
+        if match.start() < consumed or not marked and not is_known(name):
             continue  # inside a call already read, or `call:x{…}` naming no declared tool
         quote = _first_quote(text, match.end())
         end, closed = _gemma_body_end(text, match.end(), quote)
@@ -273,7 +300,7 @@ def find_gemma(text: str, masked: str, is_known: IsKnown) -> list[Found]:
         closer = _GEMMA_CLOSER.match(text, end)
         finish = closer.end() if closer else end
         arguments: Any = value if isinstance(value, dict) else body
-        call = RawCall(match.group("name"), arguments, needs_declared=not marked)
+        call = RawCall(name, arguments, needs_declared=not marked)
         found.append(
             Found(
                 match.start(),
