@@ -17,6 +17,7 @@ from mm_tui.agent.calls.native_repair import mend_native_call
 from mm_tui.agent.calls.quoting import is_lead_in
 from mm_tui.agent.chunk_feed import ChunkFeed
 from mm_tui.agent.config import Config
+from mm_tui.agent.constrained_retry import ConstrainedRetry
 from mm_tui.agent.context import ContextBudget
 from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import (
@@ -80,6 +81,8 @@ class ModelCall:
         #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
         self._said_tools_dropped = False
+        #: The last rung: a call no repair reads is asked again under a grammar.
+        self.constrained = ConstrainedRetry(config.base_url)
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
@@ -166,6 +169,7 @@ class ModelCall:
         self._mend_native_calls(assembler)
         if not assembler.calls and (assembler.text or assembler.reasoning):
             content = self._calls_from_text(assembler)
+        self._constrained_retry(request, assembler, tally)
         self._record(assembler, content)
         return assembler
 
@@ -182,6 +186,18 @@ class ModelCall:
         if warning and not tally.warned_truncation:
             tally.warned_truncation = True
             self.signals.sink(Notice("warning", warning))
+
+    def _constrained_retry(
+        self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
+    ) -> None:
+        """A call no repair could read: asked again, once, with its schema as a grammar."""
+        outcome = self.constrained.mend(
+            self.client, self.signals, request, assembler.calls, self.registry
+        )
+        if outcome.usage is not None:
+            tally.add_usage(*outcome.usage)
+        if outcome.notice:
+            self.signals.sink(Notice("info", outcome.notice))
 
     def _calls_from_text(self, assembler: StreamAssembler) -> str:
         """Tool calls written in the answer's text (weak models, text mode): added to the
