@@ -199,6 +199,7 @@ class Agent:
             used=self.budget.used,
             window=self.budget.window,
             mode="yolo" if self.yolo else "",
+            prompt=self.model_call.fit.tokens,
         )
 
     def list_models(self) -> list[str]:
@@ -316,6 +317,8 @@ class Agent:
         note = self.budget.ensure_known(self.config.base_url, self.model)
         if note:
             self.sink(Notice("warning", note))
+        if shrunk := self.model_call.fit_prompt(self.model, self.budget.window):
+            self.sink(Notice("info", shrunk))
         for _ in range(self.config.max_turns):
             self._auto_compact()
             reply = self.model_call.run(self.model, tally)

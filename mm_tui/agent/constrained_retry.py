@@ -90,10 +90,16 @@ class ConstrainedRetry:
         #: None: not known yet; False once the server refused (or cannot, by its version).
         self.supported: bool | None = None
 
+    def server(self) -> ServerKind:
+        """What answers at the base URL, asked once (the prompt's count reads it too)."""
+        if self.kind is None:
+            self.kind = self._detect(self.base_url)
+        return self.kind
+
     def usable(self) -> bool:
         """Whether to try: the server is asked what it is the first time."""
         if self.supported is None:
-            self.kind = self.kind or self._detect(self.base_url)
+            self.kind = self.server()
             if self.kind.name == "ollama" and not version_at_least(
                 self.kind.version, OLLAMA_SCHEMA_SINCE
             ):

@@ -28,6 +28,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.prompt_fit import PromptFit, count_tokens
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
 from mm_tui.agent.text_calls import (
@@ -83,13 +84,15 @@ class ModelCall:
         self._said_tools_dropped = False
         #: The last rung: a call no repair reads is asked again under a grammar.
         self.constrained = ConstrainedRetry(config.base_url)
+        #: The fixed prompt counted and shrunk to the window served (first turn).
+        self.fit = PromptFit()
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
         messages = [
             {k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.conversation.messages
         ]
-        tools = self.registry.schemas()
+        tools = self.fit.tools(self.registry.schemas())
         if self.tool_mode == "text":
             messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
         request: dict[str, Any] = {"model": model, "messages": alternating(messages)}
@@ -99,6 +102,20 @@ class ModelCall:
             request["temperature"] = self.config.temperature
         request["stream_options"] = {"include_usage": True}
         return request
+
+    def fit_prompt(self, model: str, window: int) -> str:
+        """Once: the fixed prompt counted with the server's tokenizer and shrunk to fit the
+        window (prompt_fit); returns the line saying what was shrunk, or ""."""
+        if self.fit.tokens:
+            return ""
+        kind = self.constrained.server()
+        return self.fit.fit(
+            self,
+            model,
+            window,
+            lambda text: count_tokens(self.config.base_url, kind, model, text),
+            may_switch_mode=self.config.tool_calls == "auto",
+        )
 
     def run(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
         """Stream one completion, retrying 429/5xx; record the assistant message.

@@ -50,6 +50,8 @@ class TopLineView:
     used: int
     window: int
     mode: str  # "", "yolo" or "replay"
+    #: The fixed prompt (system prompt, tools), counted on the first turn; 0 until then.
+    prompt: int = 0
 
 
 class AgentPort(Protocol):
