@@ -86,6 +86,8 @@ class ModelCall:
         self.constrained = ConstrainedRetry(config.base_url)
         #: The fixed prompt counted and shrunk to the window served (first turn).
         self.fit = PromptFit()
+        #: What the server said it reused of the last prompt (prompt_reuse), if it did.
+        self.reuse: tuple[int, int] | None = None
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
@@ -194,6 +196,7 @@ class ModelCall:
         self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
     ) -> None:
         """Tokens: the tally, the usage event and the context budget."""
+        self.reuse = assembler.reuse or self.reuse
         if assembler.usage is not None:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))

@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.agent.prompt_reuse import reuse_of
+
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     """Read a field from an SDK object (extra fields included) or from a plain dict."""
@@ -99,6 +101,8 @@ class StreamAssembler:
         self._reasoning: list[str] = []
         self.calls: list[AssembledCall] = []
         self.usage: tuple[int, int] | None = None
+        #: (tokens reused from the server's cache, tokens of the prompt), when it says.
+        self.reuse: tuple[int, int] | None = None
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
 
@@ -121,6 +125,8 @@ class StreamAssembler:
                 int(_get(usage, "prompt_tokens", 0) or 0),
                 int(_get(usage, "completion_tokens", 0) or 0),
             )
+        if plain and (usage or "timings" in chunk):
+            self.reuse = reuse_of(chunk) or self.reuse
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")
