@@ -319,8 +319,8 @@ class Agent:
         note = self.budget.ensure_known(self.config.base_url, self.model)
         if note:
             self.sink(Notice("warning", note))
-        if shrunk := self.model_call.fit_prompt(self.model, self.budget.window):
-            self.sink(Notice("info", shrunk))
+        for line in self.model_call.fit_prompt(self.model, self.budget.window):
+            self.sink(Notice("info", line))
         for _ in range(self.config.max_turns):
             self._auto_compact()
             reply = self.model_call.run(self.model, tally)

@@ -28,6 +28,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.model_family import defaults_for
 from mm_tui.agent.prompt_fit import PromptFit, count_tokens
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
@@ -50,6 +51,10 @@ TOOLS_DROPPED_NATIVE = (
     "the server counted {} prompt tokens, about what the conversation takes without the tools: "
     "its chat template seems to drop them, so the model never sees a tool — set toolCalls: "
     "text (or auto) to describe the tools in the prompt"
+)
+FAMILY_TEXT_MODE = (
+    "{model} is a {family} model whose chat template has no tools: this session describes "
+    "them in the prompt (toolCalls: native in the config keeps them native)"
 )
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
 
@@ -100,24 +105,30 @@ class ModelCall:
         request: dict[str, Any] = {"model": model, "messages": alternating(messages)}
         if tools and self.tool_mode == "native":
             request["tools"] = tools
-        if self.config.temperature is not None:
-            request["temperature"] = self.config.temperature
+        request.update(defaults_for(model, self.config).sampling)  # the family's, or the config's
         request["stream_options"] = {"include_usage": True}
         return request
 
-    def fit_prompt(self, model: str, window: int) -> str:
-        """Once: the fixed prompt counted with the server's tokenizer and shrunk to fit the
-        window (prompt_fit); returns the line saying what was shrunk, or ""."""
+    def fit_prompt(self, model: str, window: int) -> list[str]:
+        """Once, on the first turn: the family's tool mode (model_family), then the fixed
+        prompt counted with the server's tokenizer and shrunk to fit the window (prompt_fit).
+        Returns the lines to say."""
         if self.fit.tokens:
-            return ""
+            return []
+        said: list[str] = []
+        chosen = defaults_for(model, self.config)
+        if chosen.text_mode and chosen.family is not None and self.tool_mode == "native":
+            self.tool_mode = "text"
+            said.append(FAMILY_TEXT_MODE.format(model=model, family=chosen.family.label))
         kind = self.constrained.server()
-        return self.fit.fit(
+        shrunk = self.fit.fit(
             self,
             model,
             window,
             lambda text: count_tokens(self.config.base_url, kind, model, text),
             may_switch_mode=self.config.tool_calls == "auto",
         )
+        return [*said, shrunk] if shrunk else said
 
     def run(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
         """Stream one completion, retrying 429/5xx; record the assistant message.
