@@ -43,12 +43,19 @@ def first_sentence(text: str) -> str:
     return found.group(1) if found else head
 
 
+#: read_skill's catalogue lines (`  <name> — <description>`): the skills' names stay.
+_CATALOGUE_LINE = re.compile(r"(?m)^  \S+ — .*$")
+
+
 def short_schemas(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The tools with each description, the tool's and its fields', cut to one sentence."""
+    """The tools with each description, the tool's and its fields', cut to one sentence
+    (read_skill keeps its catalogue: without the names the tool is no use)."""
     out: list[dict[str, Any]] = []
     for schema in schemas:
         function = dict(schema["function"])
-        function["description"] = first_sentence(function.get("description") or "")
+        description = function.get("description") or ""
+        catalogue = _CATALOGUE_LINE.findall(description)
+        function["description"] = "\n".join([first_sentence(description), *catalogue])
         parameters = dict(function.get("parameters") or {})
         properties = {
             key: {**value, "description": first_sentence(value["description"])}

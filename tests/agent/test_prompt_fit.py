@@ -136,6 +136,19 @@ def test_short_descriptions_keep_one_sentence_of_each() -> None:
     assert schemas[0]["function"]["description"].startswith("Run it. Then")  # not changed
 
 
+def test_short_descriptions_keep_the_skills_catalogue(tmp_path: Path) -> None:
+    from mm_tui.agent.tools.registry import build_registry
+
+    skills = tmp_path / ".mm" / "skills"
+    skills.mkdir(parents=True)
+    (skills / "deploy.md").write_text("---\ndescription: Ship it to prod.\n---\nSteps.\n")
+    registry = build_registry(Config(bash_tool=False, edit_tools=False), tmp_path)
+    (schema,) = [s for s in registry.schemas() if s["function"]["name"] == "read_skill"]
+    short = short_schemas([schema])[0]["function"]["description"]
+    assert "  deploy — Ship it to prod." in short
+    assert len(short) < len(schema["function"]["description"])
+
+
 def test_the_top_line_writes_the_prompt_against_the_window() -> None:
     assert prompt_text(1500, 8192) == "prompt 1.5k/8.2k"
     assert prompt_text(851, 0) == "prompt 851"
