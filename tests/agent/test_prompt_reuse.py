@@ -77,3 +77,44 @@ def test_reuse_is_read_from_either_count_and_bad_values_are_dropped() -> None:
     assert reuse_percent((920, 1000)) == 92
     assert reuse_percent(None) is None
     assert cache_text(92) == "cache 92%"
+
+
+def test_the_prefix_stays_whole_across_a_shrunk_prompt_and_a_constrained_retry(
+    scripted_server_factory, tmp_path
+) -> None:
+    """The steps that change what is sent (the fixed prompt shrunk on the first turn, a
+    retry under a grammar) leave every ordinary request beginning with the one before."""
+    from mm_tui.agent.agent import Agent
+    from mm_tui.agent.config import Config
+    from mm_tui.agent.session import SessionStore
+    from mm_tui.scripted_server import ToolCall
+    from tests.agent.test_reusable_prefix import assert_each_extends_the_last
+
+    server = scripted_server_factory("llamacpp")
+    server.n_ctx = 4096  # small enough that the default prompt is shrunk
+    agent = Agent(
+        Config(base_url=server.base_url, model="scripted-model", bash_tool=False),
+        lambda event: None,
+        tmp_path,
+        store=SessionStore(tmp_path / "sessions"),
+        request_timeout=10.0,
+    )
+    try:
+        server.enqueue(
+            Reply(tool_calls=[ToolCall("read_file", '{"path" "a.txt" :: ]]')]),
+            Reply(text='{"name": "read_file", "arguments": {"path": "a.txt"}}'),
+            Reply(text="Read it."),
+            Reply(text="Again."),
+        )
+        (tmp_path / "a.txt").write_text("hello\n")
+        agent.run_turn("read a.txt")
+        agent.run_turn("and again")
+        requests = server.wait_for_requests(4)
+        ordinary = [r for r in requests if "response_format" not in r]
+        assert len(ordinary) == 3 and len(requests) == 4
+        assert_each_extends_the_last(ordinary)
+        assert agent.model_call.fit.short  # the prompt was shrunk on the first turn
+        results = [m for m in agent.messages if m["role"] == "tool"]
+        assert results and results[0]["content"].startswith("hello")  # the mended call ran
+    finally:
+        agent.close()
