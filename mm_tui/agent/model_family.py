@@ -11,7 +11,7 @@ its makers recommend — chosen from the model id, each overridable in the confi
 | gpt-oss | harmony: `<\|channel\|>commentary to=functions.name … <\|message\|>{…}` | no | temperature 1.0, top_p 1.0 | github.com/openai/gpt-oss README, "Recommended Sampling Parameters" |
 | glm     | `<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>` | no | temperature 1.0, top_p 0.95, top_k 40 | zai-org/GLM-4.6 model card (code tasks: top_p 0.95, top_k 40) |
 | granite | `<tool_call>{json}</tool_call>` (4.x), `<\|tool_call\|>[…]` (3.x) | no | none: the server's | ibm-granite instruct `generation_config.json` sets no sampling |
-| phi     | Phi-4-mini `<\|tool_call\|>[…]<\|/tool_call\|>` (`functools[…]` in vLLM's template) | all but Phi-4-mini: no tool format | none: the server's | the Phi model cards recommend none |
+| phi     | Phi-4-mini `<\|tool_call\|>[…]<\|/tool_call\|>` (`functools[…]` in vLLM's template) | all but Phi-4-mini: no tool format | none: the server's | `microsoft/Phi-4-mini-instruct` `generation_config.json` sets no sampling |
 
 An id that matches no family keeps today's defaults: native tools (`toolCalls: auto`) and the
 server's sampling (or `temperature` when set).
@@ -85,7 +85,7 @@ FAMILIES = (
         "phi", "Phi", r"(?<![a-z])phi",
         "Phi-4-mini: <|tool_call|>[…]<|/tool_call|>",
         {},
-        "the Phi model cards recommend no sampling",
+        "microsoft/Phi-4-mini-instruct generation_config.json sets no sampling",
         text_mode=r"phi(?!-?4-?mini)",
     ),
 )  # fmt: skip
