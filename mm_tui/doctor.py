@@ -112,7 +112,14 @@ def run_checks(
 ) -> list[Finding]:
     """Every check, in the order printed; `probe` asks the model itself (a short request
     with a dummy tool, and a short answer), as a turn would."""
-    from mm_tui.agent.server_check import TOOLS_UNKNOWN, check_context, check_server, check_tools
+    from mm_tui.agent.model_family import describe
+    from mm_tui.agent.server_check import (
+        TOOLS_UNKNOWN,
+        Finding,
+        check_context,
+        check_server,
+        check_tools,
+    )
 
     report = check_server(config)
     findings = list(report.findings)
@@ -122,6 +129,7 @@ def run_checks(
         tools = check_tools(config, report.model)
         if not (probe and tools.text == TOOLS_UNKNOWN):  # the probe will say
             findings.append(tools)
+        findings.append(Finding("model", "ok", describe(report.model, config)))
         if probe:
             findings += live_findings(config, report.model, report.ollama, context)
     findings += language_server_findings(config, which)

@@ -32,6 +32,7 @@ from mm_tui.agent.output_store import output_file, read_full_output
 from mm_tui.agent.permissions import PermissionGate
 from mm_tui.agent.port import ConfigRule, PermissionMode, PermissionState, TopLineView
 from mm_tui.agent.project_instructions import load_project_instructions
+from mm_tui.agent.prompt_reuse import reuse_percent
 from mm_tui.agent.prompts import system_prompt
 from mm_tui.agent.session import Session, SessionInfo, SessionStore, new_session_id
 from mm_tui.agent.shell_commands import ShellCommands
@@ -200,6 +201,8 @@ class Agent:
             used=self.budget.used,
             window=self.budget.window,
             mode="yolo" if self.yolo else "",
+            prompt=self.model_call.fit.tokens,
+            cache=reuse_percent(self.model_call.reuse),
         )
 
     def list_models(self) -> list[str]:
@@ -318,6 +321,8 @@ class Agent:
         if note:
             self.sink(Notice("warning", note))
         asked_again = False
+        for line in self.model_call.fit_prompt(self.model, self.budget.window):
+            self.sink(Notice("info", line))
         for _ in range(self.config.max_turns):
             self._auto_compact()
             reply = self.model_call.run(self.model, tally)

@@ -17,6 +17,7 @@ from mm_tui.agent.calls.native_repair import mend_native_call
 from mm_tui.agent.calls.quoting import empty_answer, is_lead_in
 from mm_tui.agent.chunk_feed import ChunkFeed
 from mm_tui.agent.config import Config
+from mm_tui.agent.constrained_retry import ConstrainedRetry
 from mm_tui.agent.context import ContextBudget
 from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import (
@@ -27,6 +28,8 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.model_family import defaults_for
+from mm_tui.agent.prompt_fit import PromptFit, count_tokens
 from mm_tui.agent.repair import BADGE_NAME, parse_arguments
 from mm_tui.agent.stream import AssembledCall, StreamAssembler, made_up_id
 from mm_tui.agent.text_calls import (
@@ -48,6 +51,10 @@ TOOLS_DROPPED_NATIVE = (
     "the server counted {} prompt tokens, about what the conversation takes without the tools: "
     "its chat template seems to drop them, so the model never sees a tool — set toolCalls: "
     "text (or auto) to describe the tools in the prompt"
+)
+FAMILY_TEXT_MODE = (
+    "{model} is a {family} model whose chat template has no tools: this session describes "
+    "them in the prompt (toolCalls: native in the config keeps them native)"
 )
 RETRY_DELAYS = (1.0, 2.0, 4.0)  # 429 and 5xx: three retries at most (SPEC §3)
 
@@ -80,22 +87,48 @@ class ModelCall:
         #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
         self._said_tools_dropped = False
+        #: The last rung: a call no repair reads is asked again under a grammar.
+        self.constrained = ConstrainedRetry(config.base_url)
+        #: The fixed prompt counted and shrunk to the window served (first turn).
+        self.fit = PromptFit()
+        #: What the server said it reused of the last prompt (prompt_reuse), if it did.
+        self.reuse: tuple[int, int] | None = None
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
         messages = [
             {k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.conversation.messages
         ]
-        tools = self.registry.schemas()
+        tools = self.fit.tools(self.registry.schemas())
         if self.tool_mode == "text":
             messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
         request: dict[str, Any] = {"model": model, "messages": alternating(messages)}
         if tools and self.tool_mode == "native":
             request["tools"] = tools
-        if self.config.temperature is not None:
-            request["temperature"] = self.config.temperature
+        request.update(defaults_for(model, self.config).sampling)  # the family's, or the config's
         request["stream_options"] = {"include_usage": True}
         return request
+
+    def fit_prompt(self, model: str, window: int) -> list[str]:
+        """Once, on the first turn: the family's tool mode (model_family), then the fixed
+        prompt counted with the server's tokenizer and shrunk to fit the window (prompt_fit).
+        Returns the lines to say."""
+        if self.fit.tokens:
+            return []
+        said: list[str] = []
+        chosen = defaults_for(model, self.config)
+        if chosen.text_mode and chosen.family is not None and self.tool_mode == "native":
+            self.tool_mode = "text"
+            said.append(FAMILY_TEXT_MODE.format(model=model, family=chosen.family.label))
+        kind = self.constrained.server()
+        shrunk = self.fit.fit(
+            self,
+            model,
+            window,
+            lambda text: count_tokens(self.config.base_url, kind, model, text),
+            may_switch_mode=self.config.tool_calls == "auto",
+        )
+        return [*said, shrunk] if shrunk else said
 
     def run(self, model: str, tally: TurnTally) -> StreamAssembler | TurnEnded:
         """Stream one completion, retrying 429/5xx; record the assistant message.
@@ -166,6 +199,7 @@ class ModelCall:
         self._mend_native_calls(assembler)
         if not assembler.calls and (assembler.text or assembler.reasoning):
             content = self._calls_from_text(assembler)
+        self._constrained_retry(request, assembler, tally)
         self._record(assembler, content)
         return assembler
 
@@ -173,6 +207,7 @@ class ModelCall:
         self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
     ) -> None:
         """Tokens: the tally, the usage event and the context budget."""
+        self.reuse = assembler.reuse or self.reuse
         if assembler.usage is not None:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))
@@ -182,6 +217,18 @@ class ModelCall:
         if warning and not tally.warned_truncation:
             tally.warned_truncation = True
             self.signals.sink(Notice("warning", warning))
+
+    def _constrained_retry(
+        self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
+    ) -> None:
+        """A call no repair could read: asked again, once, with its schema as a grammar."""
+        outcome = self.constrained.mend(
+            self.client, self.signals, request, assembler.calls, self.registry
+        )
+        if outcome.usage is not None:
+            tally.add_usage(*outcome.usage)
+        if outcome.notice:
+            self.signals.sink(Notice("info", outcome.notice))
 
     def _calls_from_text(self, assembler: StreamAssembler) -> str:
         """Tool calls written in the answer's text (weak models, text mode): added to the

@@ -50,6 +50,10 @@ class TopLineView:
     used: int
     window: int
     mode: str  # "", "yolo" or "replay"
+    #: The fixed prompt (system prompt, tools), counted on the first turn; 0 until then.
+    prompt: int = 0
+    #: The share of the last prompt the server reused from its cache, in percent, if said.
+    cache: int | None = None
 
 
 class AgentPort(Protocol):

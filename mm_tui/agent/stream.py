@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mm_tui.agent.usage_report import ReportedUsage, read_usage
+from mm_tui.agent.prompt_reuse import reuse_of
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -114,6 +115,8 @@ class StreamAssembler:
         self.calls: list[AssembledCall] = []
         self.usage: tuple[int, int] | None = None  # (prompt, completion) as reported
         self.reported: ReportedUsage | None = None
+        #: (tokens reused from the server's cache, tokens of the prompt), when it says.
+        self.reuse: tuple[int, int] | None = None
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
         self.calls_bytes = 0  # the arguments of all its calls together
@@ -141,6 +144,8 @@ class StreamAssembler:
         usage = chunk.get("usage") if plain else _get(chunk, "usage")
         if usage:
             self._read_usage(usage)
+        if plain and (usage or "timings" in chunk):
+            self.reuse = reuse_of(chunk) or self.reuse
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")

@@ -13,8 +13,11 @@
 Dialects (`openai`, `ollama`, `llamacpp`, `llamacpp_legacy`, `lmstudio`, `vllm`): see wire.py,
 which says what was checked against each real server. An empty queue answers
 `[scripted server: script exhausted]`. Side endpoints: GET /v1/models (`server.models`),
-GET /props (`server.n_ctx`), POST /api/show (`server.ollama_ctx`, `server.ollama_num_ctx`);
-their requests land in `server.other_requests` as (method, path, body).
+GET /props (`server.n_ctx`), POST /api/show (`server.ollama_ctx`, `server.ollama_num_ctx`),
+GET /api/version (ollama), POST /tokenize (llamacpp, vllm) — see side_routes.py; their requests
+land in `server.other_requests` as (method, path, body). A grammar in a chat request
+(`response_format` json_schema, and each dialect's own fields) is honoured, ignored or refused
+as `server.grammar` says (grammar.py); `server.grammars` keeps the schema each request honoured.
 
 What the `openai` client (3.x, httpx2) does with each fault, as the tests in
 tests/scripted_server/test_scripted_faults.py prove (stream iterated with `for chunk in ...`):

@@ -19,7 +19,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from mm_tui.scripted_server.grammar import REFUSAL, GrammarMode, held_to, schema_of
 from mm_tui.scripted_server.script import DIALECTS, Reply, ScriptError
+from mm_tui.scripted_server.side_routes import OLLAMA_VERSION, answer_get, answer_post
 from mm_tui.scripted_server.wire import (
     DIALECT_TRAITS,
     ChunkBuilder,
@@ -96,6 +98,11 @@ class ScriptedServer:
         self.ollama_ctx: int | None = None
         #: Served as `num_ctx` in the `parameters` of POST /api/show when set.
         self.ollama_num_ctx: int | None = None
+        self.ollama_version = OLLAMA_VERSION  # GET /api/version (ollama dialect)
+        #: What a grammar in a request does (grammar.py): honoured, ignored, or refused.
+        self.grammar: GrammarMode = "honour"
+        #: The JSON schema each chat request was constrained to (None: none honoured).
+        self.grammars: list[dict[str, Any] | None] = []
         #: Every JSON body received on /chat/completions, in order.
         self.requests: list[dict[str, Any]] = []
         #: Every other request: (method, path, JSON body or None).
@@ -194,11 +201,19 @@ class ScriptedServer:
     # -- used by the handler ---------------------------------------------------------------
 
     def _take_reply(self, body: dict[str, Any]) -> tuple[Reply, ReplyContext]:
-        """Record a chat request and pick its reply and identifiers, atomically."""
+        """Record a chat request and pick its reply and identifiers, atomically; a grammar
+        refused answers 400 without playing a reply, one honoured must fit the reply."""
+        schema = schema_of(body, self.dialect) if self.grammar != "ignore" else None
         with self._captured:
             self.requests.append(body)
+            self.grammars.append(schema if self.grammar == "honour" else None)
             self._captured.notify_all()
-            reply = self._replies.popleft() if self._replies else Reply(SCRIPT_EXHAUSTED_TEXT)
+            if schema is not None and self.grammar == "refuse":
+                reply = Reply(status=400, error_body=REFUSAL)
+            else:
+                reply = self._replies.popleft() if self._replies else Reply(SCRIPT_EXHAUSTED_TEXT)
+            if schema is not None and self.grammar == "honour":
+                reply = held_to(schema, reply)
             self._serial += 1
             serial = self._serial
             call_ids = []
@@ -236,17 +251,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         path = self.path.split("?", 1)[0].rstrip("/")
         self.owner._record_other("GET", path, None)
-        if path in ("/v1/models", "/models"):
-            data = [
-                {"id": name, "object": "model", "owned_by": "scripted"}
-                for name in self.owner.models
-            ]
-            self.send_json(200, {"object": "list", "data": data})
-        elif path == "/props" and self.owner.n_ctx is not None:
-            settings = {"n_ctx": self.owner.n_ctx, "params": {}}
-            self.send_json(200, {"default_generation_settings": settings, "total_slots": 1})
-        else:
+        answer = answer_get(self.owner, path)
+        if answer is None:
             self.send_not_found(path)
+        else:
+            self.send_json(*answer)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -261,22 +270,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.answer_chat(body)
             return
         self.owner._record_other("POST", path, body)
-        if path == "/api/show" and self.owner.ollama_ctx is not None:
-            self.send_json(200, self.ollama_show())
-        else:
+        answer = answer_post(self.owner, path, body)
+        if answer is None:
             self.send_not_found(path)
-
-    def ollama_show(self) -> dict[str, Any]:
-        """The parts of Ollama's /api/show an agent reads to learn the context window."""
-        num_ctx = self.owner.ollama_num_ctx
-        return {
-            "parameters": f"num_ctx                        {num_ctx}" if num_ctx else "",
-            "details": {"format": "gguf", "family": "llama"},
-            "model_info": {
-                "general.architecture": "llama",
-                "llama.context_length": self.owner.ollama_ctx,
-            },
-        }
+        else:
+            self.send_json(*answer)
 
     # -- plain responses -------------------------------------------------------------------
 

@@ -154,9 +154,13 @@ def default_usage(reply: Reply, request: dict[str, Any]) -> dict[str, int]:
 
 
 def _timings(usage: dict[str, Any]) -> dict[str, Any]:
-    prompt_n = int(usage.get("prompt_tokens", 0))
+    """llama-server's timings: `cache_n` tokens reused from its cache, `prompt_n` read anew."""
+    details = usage.get("prompt_tokens_details") or {}
+    cache_n = int(details.get("cached_tokens", 0) or 0)
+    prompt_n = int(usage.get("prompt_tokens", 0)) - cache_n
     predicted_n = int(usage.get("completion_tokens", 0))
     return {
+        "cache_n": cache_n,
         "prompt_n": prompt_n,
         "prompt_ms": 1.0,
         "prompt_per_token_ms": 1.0 / max(prompt_n, 1),

@@ -44,6 +44,18 @@ def context_text(used: int, window: int) -> str:
     return f"context {short_count(used)}/{short_count(window)} ({percent}%)"
 
 
+def prompt_text(prompt: int, window: int) -> str:
+    """`prompt 1.3k/8.2k`: what every request repeats, against the window served."""
+    if window <= 0:
+        return f"prompt {short_count(prompt)}"
+    return f"prompt {short_count(prompt)}/{short_count(window)}"
+
+
+def cache_text(percent: int) -> str:
+    """`cache 92%`: the share of the last prompt the server reused, as it said."""
+    return f"cache {percent}%"
+
+
 CONTEXT_AMBER = 0.7  # of the window used: the context shows amber, then red
 CONTEXT_RED = 0.9
 
@@ -67,6 +79,8 @@ class TopLine(Static):
             Content.styled("mm-tui", "bold $accent"),
             Content.styled(one_line(view.model, LABEL_CHARS) or "no model yet", "bold"),
             Content.styled(context_text(view.used, view.window), context_style(view)),
+            *([Content(prompt_text(view.prompt, view.window))] if view.prompt else []),
+            *([Content(cache_text(view.cache))] if view.cache is not None else []),
             Content(one_line(short_path(view.cwd))),
             Content(one_line(short_server(view.server), LABEL_CHARS)),
         ]

@@ -55,6 +55,13 @@ class Config:
     api_key: str = "none"
     model: str | None = None
     temperature: float | None = None
+    #: Sampling beside the temperature (unset: the model family's, else the server's).
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    #: The model family whose defaults apply (agent/model_family.py): "auto" reads it from
+    #: the model id, "none" keeps the plain defaults, a family name forces that one.
+    family: str = "auto"
     context_window: int | None = None
     bash_tool: bool = True
     edit_tools: bool = True

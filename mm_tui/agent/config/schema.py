@@ -56,6 +56,14 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     api_key: str | None | UnsetType = field(name="apiKey", default=UNSET)
     model: str | None | UnsetType = UNSET
     temperature: Temperature | None | UnsetType = UNSET
+    top_p: Fraction | None | UnsetType = field(name="topP", default=UNSET)
+    top_k: Annotated[int, Meta(ge=0)] | None | UnsetType = field(name="topK", default=UNSET)
+    min_p: Fraction | None | UnsetType = field(name="minP", default=UNSET)
+    family: (
+        Literal["auto", "none", "qwen", "gemma", "mistral", "gpt-oss", "glm", "granite", "phi"]
+        | None
+        | UnsetType
+    ) = UNSET
     context_window: Positive | None | UnsetType = field(name="contextWindow", default=UNSET)
     bash_tool: bool | None | UnsetType = field(name="bashTool", default=UNSET)
     edit_tools: bool | None | UnsetType = field(name="editTools", default=UNSET)
@@ -86,6 +94,10 @@ EXPECTED: dict[str, str] = {
     "apiKey": "a string",
     "model": "a string",
     "temperature": "a number",
+    "topP": "a fraction between 0 and 1",
+    "topK": "a whole number of tokens (0: off)",
+    "minP": "a fraction between 0 and 1",
+    "family": '"auto", "none", or one of qwen, gemma, mistral, gpt-oss, glm, granite, phi',
     "contextWindow": "a whole number of tokens",
     "bashTool": "true or false",
     "editTools": "true or false",

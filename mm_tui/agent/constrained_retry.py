@@ -1,0 +1,197 @@
+"""The last rung of the call ladder: when a reply holds a call the reader cannot repair, the
+same request goes to the same server once more with the call's schema as a grammar, so the
+server itself can only write a call that reads; only when that fails is the model told.
+
+The grammar travels as OpenAI's `response_format: {"type": "json_schema", ...}`, which every
+server we speak to reads (checked in their sources):
+- llama-server (`tools/server`): turned into a grammar (`json_schema`); it refuses a custom
+  grammar beside `tools`, so the retry describes the tools in the prompt instead;
+- vLLM (`entrypoints/openai/protocol.py`): structured outputs (formerly `guided_json`);
+- LM Studio: structured output over its OpenAI endpoint;
+- Ollama (`openai/openai.go`, since 0.5.0): turned into its `format` (a JSON schema).
+An unknown server is tried once: a 400 or 422 answer (or one naming the field) marks it as
+unable for the session, and the model is told what failed as before.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
+from mm_tui.agent.repair import parse_arguments
+from mm_tui.agent.server_kind import ServerKind, detect_server, version_at_least
+from mm_tui.agent.stream import AssembledCall, StreamAssembler
+from mm_tui.agent.text_calls import alternating, describe_tools_for_prompt, to_text_protocol
+from mm_tui.agent.tools.registry import ToolRegistry
+from mm_tui.agent.turn_signals import TurnSignals
+
+log = logging.getLogger(__name__)
+
+BADGE_CONSTRAINED = "constrained retry: JSON schema"
+RETRY_REFUSED = (
+    "the server refused a JSON-schema grammar ({why}) — calls it cannot read go back to the "
+    "model from now on"
+)
+RETRY_UNREADABLE = "a constrained retry did not give a readable call ({why}) — the model is told"
+RETRY_USED = "the call to {name} could not be read: asked again with its schema as a grammar"
+#: Ollama's OpenAI endpoint reads `response_format` json_schema from this version on.
+OLLAMA_SCHEMA_SINCE = (0, 5, 0)
+_REFUSAL_WORDS = ("response_format", "json_schema", "grammar", "structured")
+
+
+def call_schema(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+    """`{"name": <the tool>, "arguments": <its parameters>}` as a JSON schema: the one tool
+    named when it is declared, else any declared tool with its own parameters."""
+    functions = [tool["function"] for tool in tools if "function" in tool]
+    chosen = [f for f in functions if f["name"] == name] or functions
+
+    def one(function: dict[str, Any]) -> dict[str, Any]:
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        return {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "enum": [function["name"]]},
+                "arguments": parameters,
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+
+    if len(chosen) == 1:
+        return one(chosen[0])
+    return {"anyOf": [one(function) for function in chosen]}
+
+
+def grammar_fields(schema: dict[str, Any]) -> dict[str, Any]:
+    """The request fields that carry the schema."""
+    wrapper = {"name": "tool_call", "strict": True, "schema": schema}
+    return {"response_format": {"type": "json_schema", "json_schema": wrapper}}
+
+
+@dataclass
+class RetryOutcome:
+    """What a retry did: the line to say, and the tokens it cost."""
+
+    notice: str = ""
+    usage: tuple[int, int] | None = None
+
+
+class ConstrainedRetry:
+    """One per session: knows whether the server takes a JSON-schema grammar."""
+
+    def __init__(self, base_url: str, detect: Callable[[str], ServerKind] = detect_server) -> None:
+        self.base_url = base_url
+        self._detect = detect
+        self.kind: ServerKind | None = None
+        #: None: not known yet; False once the server refused (or cannot, by its version).
+        self.supported: bool | None = None
+
+    def server(self) -> ServerKind:
+        """What answers at the base URL, asked once (the prompt's count reads it too)."""
+        if self.kind is None:
+            self.kind = self._detect(self.base_url)
+        return self.kind
+
+    def usable(self) -> bool:
+        """Whether to try: the server is asked what it is the first time."""
+        if self.supported is None:
+            self.kind = self.server()
+            if self.kind.name == "ollama" and not version_at_least(
+                self.kind.version, OLLAMA_SCHEMA_SINCE
+            ):
+                self.supported = False
+        return self.supported is not False
+
+    @staticmethod
+    def broken(calls: list[AssembledCall], registry: ToolRegistry) -> int | None:
+        """The first call of a declared tool whose arguments no repair could read."""
+        for position, call in enumerate(calls):
+            tool = registry.resolve(call.name)
+            if call.not_run or tool is None:
+                continue
+            if parse_arguments(call.arguments, tool.parameters).arguments is None:
+                return position
+        return None
+
+    def mend(
+        self,
+        client: ModelClient,
+        signals: TurnSignals,
+        request: dict[str, Any],
+        calls: list[AssembledCall],
+        registry: ToolRegistry,
+    ) -> RetryOutcome:
+        """At most one retry for this reply: the first unreadable call replaced, in place,
+        by the one the grammar held the server to; nothing changed when it did not help."""
+        position = self.broken(calls, registry)
+        if position is None or not self.usable():
+            return RetryOutcome()
+        call = calls[position]
+        tool = registry.resolve(call.name)
+        name = tool.name if tool is not None else None
+        tools = registry.schemas()
+        retry = self.request(request, tools, name)
+        assembler = StreamAssembler()
+
+        def take(chunks: list[dict[str, Any]]) -> bool:
+            for chunk in chunks:
+                assembler.feed(chunk)
+            return False
+
+        log.debug("constrained retry for %s (server: %s)", name, self.kind)
+        try:
+            client.stream(retry, signals.cancel, take)
+        except Interrupted:
+            log.debug("the constrained retry was interrupted", exc_info=True)
+            return RetryOutcome()  # the cancel flag stays set: the runner answers the calls
+        except ModelFault as fault:
+            log.debug("the constrained retry failed", exc_info=True)
+            said = f"{fault.message} {fault.body}".lower()
+            if fault.status in (400, 422) or any(word in said for word in _REFUSAL_WORDS):
+                self.supported = False
+                return RetryOutcome(RETRY_REFUSED.format(why=fault.message))
+            return RetryOutcome(RETRY_UNREADABLE.format(why=fault.message))
+        self.supported = True
+        found = read_constrained(assembler.text, registry)
+        if found is None:
+            why = "its answer did not fit the schema"
+            return RetryOutcome(RETRY_UNREADABLE.format(why=why), assembler.usage)
+        raw = call.raw or call.arguments
+        calls[position] = AssembledCall(
+            call.id, found[0], json.dumps(found[1], ensure_ascii=False), call.index,
+            BADGE_CONSTRAINED, raw,
+        )  # fmt: skip
+        return RetryOutcome(RETRY_USED.format(name=found[0]), assembler.usage)
+
+    @staticmethod
+    def request(
+        request: dict[str, Any], tools: list[dict[str, Any]], name: str | None
+    ) -> dict[str, Any]:
+        """The same request with the grammar; native tools described in the prompt instead
+        (llama-server refuses a grammar beside `tools`)."""
+        retry = {k: v for k, v in request.items() if k not in ("tools", "tool_choice")}
+        if "tools" in request:
+            described = to_text_protocol(request["messages"], describe_tools_for_prompt(tools))
+            retry["messages"] = alternating(described)
+        retry.update(grammar_fields(call_schema(tools, name)))
+        return retry
+
+
+def read_constrained(text: str, registry: ToolRegistry) -> tuple[str, dict[str, Any]] | None:
+    """The call a grammar-held answer holds: a declared name and object arguments."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        log.debug("the constrained answer is not JSON", exc_info=True)
+        return None
+    if not isinstance(value, dict):
+        return None
+    name, arguments = value.get("name"), value.get("arguments")
+    tool = registry.resolve(name) if isinstance(name, str) else None
+    if tool is None or not isinstance(arguments, dict):
+        return None
+    return tool.name, arguments
