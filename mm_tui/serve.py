@@ -75,6 +75,9 @@ def run(args: argparse.Namespace, load_config: Callable[[Path], Config]) -> int:
     except ImportError:
         print(MISSING, file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    from mm_tui.support.secret_env import restore_hidden
+
+    restore_hidden()  # each tab's window is mm-tui itself: it needs the key it hides again
     command = shlex.join(window_command(args))
     server = Server(command, host=HOST, port=args.port, title="mm-tui")
     server.serve()
