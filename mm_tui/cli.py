@@ -149,7 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback)."""
+    """Run mm-tui; a bug still ends in one line (the debug log keeps the traceback).
+
+    Run as a program (`argv` None), the process is first hardened: the API key and the
+    terminal out of reach of the commands it will run (`support.process_hardening`)."""
+    if argv is None:
+        from mm_tui.support.process_hardening import harden_process
+
+        harden_process()
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl+C while it starts: the terminal still interrupts

@@ -3,7 +3,8 @@
 Each browser tab that opens the page starts its own `mm-tui` window process (textual-serve
 runs the command with Textual's web driver and relays the terminal over a websocket). Only the
 loopback interface is served: the window runs commands and edits files, so it is not offered to
-the network.
+the network; and since any web page the person visits could still reach 127.0.0.1, every
+request must name this server and carry the token printed at start (`serve_guard`).
 """
 
 from __future__ import annotations
@@ -71,11 +72,14 @@ def run(args: argparse.Namespace, load_config: Callable[[Path], Config]) -> int:
         print(f"mm-tui: {exc}", file=sys.stderr)
         return EXIT_CONFIG_ERROR
     try:
-        from textual_serve.server import Server
+        from mm_tui.serve_guard import GuardedServer
     except ImportError:
         print(MISSING, file=sys.stderr)
         return EXIT_CONFIG_ERROR
+    from mm_tui.support.secret_env import restore_hidden
+
+    restore_hidden()  # each tab's window is mm-tui itself: it needs the key it hides again
     command = shlex.join(window_command(args))
-    server = Server(command, host=HOST, port=args.port, title="mm-tui")
+    server = GuardedServer(command, host=HOST, port=args.port, title="mm-tui")
     server.serve()
     return 0

@@ -21,6 +21,9 @@ _MIN_SECRET_VALUE = 8
 _lock = threading.Lock()
 _patterns: list[str] = list(DEFAULT_PATTERNS)
 _values: set[str] = set()
+#: Secret-named variables taken out of this process's environment at start (`hide_secrets`):
+#: the config loader still reads them, nothing mm-tui starts inherits them by mistake.
+_hidden: dict[str, str] = {}
 
 
 def register_secrets(patterns: Iterable[str] = (), values: Iterable[str] = ()) -> None:
@@ -47,3 +50,28 @@ def scrubbed_environment(
     kept = {name: value for name, value in source.items() if not is_secret(name, value)}
     kept.update(extra or {})
     return kept
+
+
+def hide_secrets() -> set[str]:
+    """Move the variables named like secrets out of `os.environ` (and the C environment) into
+    a private table; returns their names. The process's own start block is left to
+    `support.process_hardening`."""
+    names = {name for name, value in os.environ.items() if is_secret(name, value)}
+    with _lock:
+        for name in names:
+            _hidden[name] = os.environ.pop(name)
+    return names
+
+
+def person_environment() -> dict[str, str]:
+    """The environment mm-tui was started with, hidden secrets included: what the config
+    file's overrides (`OPENAI_API_KEY`) are read from."""
+    with _lock:
+        return {**os.environ, **_hidden}
+
+
+def restore_hidden() -> None:
+    """Put the hidden variables back into `os.environ`, for a face whose children are mm-tui
+    windows that need them (`mm-tui serve`)."""
+    with _lock:
+        os.environ.update(_hidden)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -35,7 +36,8 @@ def free_port() -> int:
 
 @contextmanager
 def mm_serve(home: Path, *flags: str) -> Iterator[str]:
-    """`mm-tui serve --port P FLAGS` until the test ends; yields the page's URL."""
+    """`mm-tui serve --port P FLAGS` until the test ends; yields the page's URL, its token
+    included, as the serve line printed it."""
     port = free_port()
     log = (home / "serve.log").open("wb")
     process = subprocess.Popen(
@@ -43,10 +45,13 @@ def mm_serve(home: Path, *flags: str) -> Iterator[str]:
         cwd=home, env=clean_env(home, TERM="xterm-256color"),
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/"
 
-    def answers() -> bool:
+    def printed_url() -> str | None:
         assert process.poll() is None, (home / "serve.log").read_text()
+        found = re.search(r"open (http://\S+)", (home / "serve.log").read_text())
+        return found.group(1) if found else None
+
+    def answers(url: str) -> bool:
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 assert response.status == 200
@@ -55,7 +60,8 @@ def mm_serve(home: Path, *flags: str) -> Iterator[str]:
             return False
 
     try:
-        wait_until(answers, "mm-tui serve answers", timeout=60, interval=0.2)
+        url = wait_until(printed_url, "mm-tui serve prints its URL", timeout=60, interval=0.2)
+        wait_until(lambda: answers(url), "mm-tui serve answers", timeout=60, interval=0.2)
         yield url
         process.send_signal(signal.SIGTERM)  # Ctrl+C or SIGTERM stops it cleanly
         assert process.wait(20) == 0, (home / "serve.log").read_text()

@@ -15,6 +15,7 @@ from typing import Any
 
 from mm_tui.agent.config.model import Config, ConfigError
 from mm_tui.support.paths import config_dir
+from mm_tui.support.secret_env import person_environment
 
 #: A config file is a few hundred bytes; anything past this is not one (and is not parsed).
 MAX_CONFIG_BYTES = 256 * 1024
@@ -43,7 +44,7 @@ def load_config(
 ) -> Config:
     """File, then environment, then CLI flags (`overrides`: Config field names)."""
     cwd = cwd or Path.cwd()
-    env = os.environ if env is None else env
+    env = person_environment() if env is None else env
     path = find_config(explicit, cwd, env)
     config = Config()
     if path is not None:
