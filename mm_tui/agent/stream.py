@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from mm_tui.agent.usage_report import ReportedUsage, read_usage
 from mm_tui.agent.prompt_reuse import reuse_of
+from mm_tui.agent.usage_report import ReportedUsage, read_usage
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
