@@ -15,7 +15,8 @@ from mm_tui.agent.tools.base import ToolContext, ToolKind
 from mm_tui.agent.tools.lsp import LspTool
 from mm_tui.lsp.defaults import PYLSP, default_servers
 from mm_tui.lsp.spec import LspServerSpec
-from tests.lsp.conftest import copy_project, process_group_members
+from tests.lsp.conftest import copy_project
+from tests.processes import process_group_members
 
 GHOST = LspServerSpec(name="ghost", command=("mm-tui-no-such-server",), extensions=(".go",))
 
