@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
-from mm_tui.agent.repair import parse_arguments
+from mm_tui.agent.repair import NESTED_TOO_DEEPLY, parse_arguments
 from mm_tui.agent.server_kind import ServerKind, detect_server, version_at_least
 from mm_tui.agent.stream import AssembledCall, StreamAssembler
 from mm_tui.agent.text_calls import alternating, describe_tools_for_prompt, to_text_protocol
@@ -108,12 +108,15 @@ class ConstrainedRetry:
 
     @staticmethod
     def broken(calls: list[AssembledCall], registry: ToolRegistry) -> int | None:
-        """The first call of a declared tool whose arguments no repair could read."""
+        """The first call of a declared tool whose arguments no repair could read. Arguments
+        nested past the reader's depth are no slip a grammar mends (the model built them so):
+        they are answered as a plain error, with no second request."""
         for position, call in enumerate(calls):
             tool = registry.resolve(call.name)
             if call.not_run or tool is None:
                 continue
-            if parse_arguments(call.arguments, tool.parameters).arguments is None:
+            parsed = parse_arguments(call.arguments, tool.parameters)
+            if parsed.arguments is None and parsed.error != NESTED_TOO_DEEPLY:
                 return position
         return None
 

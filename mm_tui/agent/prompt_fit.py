@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from mm_tui.agent.context import CHARS_PER_TOKEN, fetch_json, root_url
 from mm_tui.agent.server_kind import ServerKind
+from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ def count_tokens(
             if isinstance(count, int):
                 return count, "vllm /tokenize"
     except (OSError, ValueError):
-        log.debug("no tokenizer at %s: estimating", root, exc_info=True)
+        log.debug("no tokenizer at %s: estimating", shown_url(root), exc_info=True)
     return len(text) // CHARS_PER_TOKEN, "estimate"
 
 

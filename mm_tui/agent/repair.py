@@ -35,6 +35,8 @@ class ParsedArguments:
 
 
 BADGE_SCHEMA = "arguments fitted to the schema"
+#: The error of arguments nested past what the reader follows (no RecursionError).
+NESTED_TOO_DEEPLY = "nested too deeply"
 
 
 def parse_arguments(raw: Any, schema: dict[str, Any] | None = None) -> ParsedArguments:
@@ -77,7 +79,7 @@ def _parse(raw: Any) -> ParsedArguments:
     try:
         value = json.loads(text)
     except RecursionError:
-        return ParsedArguments(None, error="nested too deeply")
+        return ParsedArguments(None, error=NESTED_TOO_DEEPLY)
     except ValueError as exc:
         first_error = str(exc)
     else:

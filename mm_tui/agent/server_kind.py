@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mm_tui.agent.context import fetch_json, root_url
+from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +49,19 @@ def detect_server(base_url: str, timeout: float = 2.0) -> ServerKind:
             if isinstance(owner, str) and owner in _OWNED_BY:
                 return ServerKind(_OWNED_BY[owner])
     except (OSError, ValueError):
-        log.debug("no model list at %s", root, exc_info=True)
+        log.debug("no model list at %s", shown_url(root), exc_info=True)
     try:
         answer = fetch_json(f"{root}/api/version", None, timeout)
         if isinstance(answer, dict) and isinstance(answer.get("version"), str):
             return ServerKind("ollama", answer["version"])
     except (OSError, ValueError):
-        log.debug("no Ollama /api/version at %s", root, exc_info=True)
+        log.debug("no Ollama /api/version at %s", shown_url(root), exc_info=True)
     try:
         props = fetch_json(f"{root}/props", None, timeout)
         if isinstance(props, dict) and "default_generation_settings" in props:
             return ServerKind("llama-server")
     except (OSError, ValueError):
-        log.debug("no llama-server /props at %s", root, exc_info=True)
+        log.debug("no llama-server /props at %s", shown_url(root), exc_info=True)
     return ServerKind("unknown")
 
 

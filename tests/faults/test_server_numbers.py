@@ -42,8 +42,12 @@ def test_garbage_usage_is_ignored_never_an_internal_error(
     make_agent: AgentFactory,
     model_server: ScriptedServer,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     usage = GARBAGE[case]
+    # the `mm_tui` logger stops at itself once the debug log's module is imported (by any
+    # earlier test): let it reach pytest's capture for this test
+    monkeypatch.setattr(logging.getLogger("mm_tui"), "propagate", True)
     model_server.enqueue(
         Reply(tool_calls=[ToolCall("echo", {"text": "first"})], usage=usage),
         Reply(text="Done.", usage=usage),
