@@ -75,17 +75,23 @@ def test_a_new_file_whose_name_appears_as_a_link_meanwhile_is_refused(tmp_path: 
 
 def test_a_folder_swapped_for_a_link_outside_is_refused(tmp_path: Path) -> None:
     project, secret = _project(tmp_path)
-    (project / "docs").mkdir()
-    (project / "docs" / "secret.txt").write_text("keep\n")
-    args = {"path": "docs/secret.txt", "edits": [{"old": "keep", "new": "approved"}]}
+    for folder in (secret.parent / "sub", project / "docs" / "sub"):
+        folder.mkdir(parents=True)
+        (folder / "secret.txt").write_text("keep\n")
+    for shown in ("docs/sub/secret.txt", "docs/secret.txt"):  # a folder above, the last one
+        (project / "docs" / "secret.txt").write_text("keep\n")
+        args = {"path": shown, "edits": [{"old": "keep", "new": "approved"}]}
 
-    def swap() -> None:
-        shutil.rmtree(project / "docs")
-        (project / "docs").symlink_to(secret.parent)
+        def swap() -> None:
+            shutil.rmtree(project / "docs")
+            (project / "docs").symlink_to(secret.parent)
 
-    output = _asked_then_run(EditFileTool(), args, project, swap)
-    assert "folder" in output
+        output = _asked_then_run(EditFileTool(), args, project, swap)
+        assert "folder" in output
+        (project / "docs").unlink()
+        shutil.copytree(secret.parent, project / "docs")
     assert secret.read_text() == "keep\n"
+    assert (secret.parent / "sub" / "secret.txt").read_text() == "keep\n"
 
 
 def test_a_name_swapped_for_a_fifo_or_a_hard_link_is_refused(tmp_path: Path) -> None:
@@ -140,3 +146,15 @@ def test_two_processes_editing_one_file_lose_no_edit_reported_applied(tmp_path: 
         present = {line.split()[1] for line in lines if line.startswith(f"{who} ")}
         assert applied == present, f"{who}: applied but lost {sorted(applied - present)}"
     assert len(lines) == 82
+
+
+def test_a_new_file_that_another_program_creates_meanwhile_is_not_overwritten(
+    tmp_path: Path,
+) -> None:
+    project, _ = _project(tmp_path)
+    args = {"path": "fresh.txt", "content": "approved\n"}
+    output = _asked_then_run(
+        WriteFileTool(), args, project, lambda: (project / "fresh.txt").write_text("theirs\n")
+    )
+    assert "appeared" in output
+    assert (project / "fresh.txt").read_text() == "theirs\n"
