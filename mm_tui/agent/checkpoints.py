@@ -304,6 +304,8 @@ class Checkpoints:
             return False
         if not before.kept:
             raise OSError(0, "it was not kept (too large or unreadable)")
+        if os.path.realpath(path) != str(path):  # kept by its real path: a link came since
+            raise OSError(0, "it is now a symbolic link (or under one); a link is not followed")
         data = (folder / before.blob).read_bytes()
         if path.exists():
             os.chmod(path, before.mode | stat.S_IWUSR)  # a read-only file is written back too

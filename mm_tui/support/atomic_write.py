@@ -103,6 +103,10 @@ def _keep_owner_and_attributes(descriptor: int, target: Path, info: os.stat_resu
             log.debug("cannot keep the attribute %s of %s", name, target, exc_info=True)
 
 
+#: For writers that open the folder themselves (agent/tools/guarded_write.py).
+keep_owner_and_attributes = _keep_owner_and_attributes
+
+
 def _write_in_place(target: Path, data: bytes, *, durable: bool) -> None:
     """Overwrite a hard-linked file's content where it is (not atomic: the price of keeping
     every link to it)."""

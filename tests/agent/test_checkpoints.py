@@ -77,3 +77,20 @@ def test_the_first_content_of_a_turn_is_kept_when_a_file_is_written_twice(
     store.end_turn()
     result = store.undo()
     assert result.prompt == "two edits" and target.read_text() == "first\n"
+
+
+def test_undo_never_writes_through_a_link_put_in_the_files_place(tmp_path: Path) -> None:
+    folder = tmp_path / "session.undo"
+    store = Checkpoints(lambda: folder)
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    notes, secret = project / "notes.txt", outside / "secret.txt"
+    notes.write_text("before\n")
+    secret.write_text("keep\n")
+    a_turn(store, "edit", notes, b"after\n")
+    notes.unlink()
+    notes.symlink_to(secret)
+    result = store.undo(force=True)
+    assert secret.read_text() == "keep\n"
+    assert result.failed and "symbolic link" in result.failed[0]

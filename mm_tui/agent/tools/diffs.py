@@ -214,3 +214,13 @@ def _unified_range(start: int, stop: int) -> str:
 
 def _prefixed(prefix: str, path: str) -> str:
     return path if path.startswith("/") else f"{prefix}/{path}"
+
+
+def find_all(text: str, needle: str, cap: int) -> list[int]:
+    """Start offsets of `needle`, overlapping ones included, at most `cap` of them."""
+    positions: list[int] = []
+    position = text.find(needle)
+    while position >= 0 and len(positions) < cap:
+        positions.append(position)
+        position = text.find(needle, position + 1)
+    return positions

@@ -19,6 +19,8 @@ from typing import Any
 
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.rules import Rule, Subject, path_grant
+from mm_tui.agent.tools import diffs
+from mm_tui.agent.tools import guarded_write as guard
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
@@ -48,7 +50,6 @@ from mm_tui.agent.tools.safe_files import (
     read_regular,
     stamp,
 )
-from mm_tui.support.atomic_write import write_atomically
 
 NAME = "edit_file"
 HARD_LINKS = (
@@ -133,6 +134,8 @@ class _EditPlan:
     dry_run: bool
     #: The file's stamp when it was read: the run writes only if the file is still this one.
     basis: str = ""
+    seen: guard.FileSeen | None = None
+    edits: tuple[_Edit, ...] = ()
 
 
 class EditFileTool(Tool):
@@ -182,23 +185,39 @@ class EditFileTool(Tool):
         return path_grant(NAME, plan.path, ctx.cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        plan = _plan(args, ctx)
+        plan = guard.shown_plan(ctx.memo, NAME, args) or _plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
         links = 0
         if not plan.dry_run:
             ctx.before_change(plan.path)
+            applied = [plan]
             try:
-                links = write_atomically(plan.path, plan.data)
+                assert plan.seen is not None  # every plan that writes saw the file
+                links = guard.write_seen(plan.seen, plan.data, lambda now: _again(applied, now))
+            except guard.NotWritten as refused:
+                message = guard.NOT_WRITTEN.format(path=plan.shown_path, why=refused.why)
+                return ToolResult(message, ToolStatus.FAILED)
             except OSError as error:
                 reason = error.strerror or str(error)
                 message = CANNOT_WRITE.format(path=plan.shown_path, reason=reason)
                 return ToolResult(message, ToolStatus.FAILED)
+            plan = applied[0]
         header = _header(DRY_RUN_HEADER if plan.dry_run else APPLIED_HEADER, plan)
         if links:
             header += "\n" + HARD_LINKS.format(path=plan.shown_path, count=links)
         output = truncate_output(f"{header}\n{plan.diff.numbered}", ctx.max_output)
         return ToolResult(output, diff=plan.diff.unified)
+
+
+def _again(applied: list[_EditPlan], current: bytes) -> bytes | str:
+    """The edits applied again to what another writer left (`applied[0]`), or why not."""
+    plan = applied[0]
+    fresh = _plan_data(plan.path, plan.shown_path, list(plan.edits), current)
+    if isinstance(fresh, ToolResult):
+        return guard.NO_LONGER_APPLIES
+    applied[0] = fresh
+    return fresh.data
 
 
 def _header(template: str, plan: _EditPlan) -> str:
@@ -285,6 +304,18 @@ def _fresh_plan(
         return ToolResult(CANNOT_READ.format(path=shown_path, reason=reason), ToolStatus.FAILED)
     if looks_binary(data):
         return ToolResult(BINARY_FILE.format(path=shown_path), ToolStatus.FAILED)
+    return _plan_data(path, shown_path, edits, data, dry_run, basis)
+
+
+def _plan_data(
+    path: Path,
+    shown_path: str,
+    edits: list[_Edit],
+    data: bytes,
+    dry_run: bool = False,
+    basis: str = "",
+) -> _EditPlan | ToolResult:
+    """The plan for `edits` on `data` (the file's content, read now or at write time)."""
     text = decode_file_text(data)
     located: list[tuple[Replacement, _Edit]] = []
     refusals: list[tuple[int, str]] = []
@@ -302,17 +333,17 @@ def _fresh_plan(
     if diff.is_empty:
         return ToolResult(NO_CHANGE.format(path=shown_path))
     new_data = encode_file_text(apply_replacements(text, replacements))
-    return _EditPlan(path, shown_path, new_data, diff, len(edits), dry_run, basis)
-
-
-def _find_all(text: str, needle: str) -> list[int]:
-    """Start offsets of `needle`, overlapping ones included, at most `_FIND_CAP` of them."""
-    positions: list[int] = []
-    position = text.find(needle)
-    while position >= 0 and len(positions) < _FIND_CAP:
-        positions.append(position)
-        position = text.find(needle, position + 1)
-    return positions
+    return _EditPlan(
+        path,
+        shown_path,
+        new_data,
+        diff,
+        len(edits),
+        dry_run,
+        basis,
+        guard.see(path, data),
+        tuple(edits),
+    )
 
 
 def _locate(text: str, edit: _Edit, shown_path: str) -> Replacement | str:
@@ -320,10 +351,10 @@ def _locate(text: str, edit: _Edit, shown_path: str) -> Replacement | str:
     if not edit.old:
         return EMPTY_OLD
     old, new = edit.old, edit.new
-    positions = _find_all(text, old)
+    positions = diffs.find_all(text, old, _FIND_CAP)
     if not positions and "\n" in old and "\r" not in old and "\r\n" in text:
         crlf_old = old.replace("\n", "\r\n")
-        positions = _find_all(text, crlf_old)
+        positions = diffs.find_all(text, crlf_old, _FIND_CAP)
         if positions:  # a CRLF file: the model wrote LF
             old, new = crlf_old, new.replace("\r\n", "\n").replace("\n", "\r\n")
     if len(positions) == 1:

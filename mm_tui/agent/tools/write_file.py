@@ -29,6 +29,14 @@ from mm_tui.agent.tools.diffs import FileDiff, diff_texts
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
+from mm_tui.agent.tools.guarded_write import (
+    NOT_WRITTEN,
+    FileSeen,
+    NotWritten,
+    see,
+    shown_plan,
+    write_seen,
+)
 from mm_tui.agent.tools.paths import (
     clean_path_text,
     path_title,
@@ -45,7 +53,6 @@ from mm_tui.agent.tools.safe_files import (
     refuse_special_file,
     stamp,
 )
-from mm_tui.support.atomic_write import write_atomically
 
 NAME = "write_file"
 CREATED_HEADER = "created {path}: {lines}"
@@ -80,6 +87,8 @@ class _WritePlan:
     unchanged: bool
     #: The file's stamp when it was read: the run writes only if the file is still this one.
     basis: str = ""
+    #: Where the file really was and what it held when read: the write checks both.
+    seen: FileSeen | None = None
 
 
 class WriteFileTool(Tool):
@@ -127,20 +136,34 @@ class WriteFileTool(Tool):
         )
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        plan = _plan(args, ctx)
+        plan = _shown_plan(args, ctx)
         if isinstance(plan, ToolResult):
             return plan
         if plan.unchanged:
             return ToolResult(UNCHANGED.format(path=plan.shown_path))
         ctx.before_change(plan.path)
         try:
-            write_atomically(plan.path, plan.data)
+            if plan.seen is None:
+                raise NotWritten(WHY_UNREAD)
+            write_seen(plan.seen, plan.data)
+        except NotWritten as refused:
+            message = NOT_WRITTEN.format(path=plan.shown_path, why=refused.why)
+            return ToolResult(message, ToolStatus.FAILED)
         except OSError as error:
             reason = error.strerror or str(error)
             message = CANNOT_WRITE.format(path=plan.shown_path, reason=reason)
             return ToolResult(message, ToolStatus.FAILED)
         output = f"{plan.header}\n{plan.diff.numbered}" if plan.diff.numbered else plan.header
         return ToolResult(truncate_output(output, ctx.max_output), diff=plan.diff.unified)
+
+
+WHY_UNREAD = "it could not be read before writing"
+
+
+def _shown_plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
+    """The plan the question showed (kept for the call), else a fresh one: the run never
+    re-plans against a file swapped after the answer, it writes what was approved or nothing."""
+    return shown_plan(ctx.memo, NAME, argument_map(args)) or _plan(args, ctx)
 
 
 def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
@@ -177,10 +200,12 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
     except OSError as error:
         reason = error.strerror or str(error)
         return ToolResult(CANNOT_READ.format(path=shown_path, reason=reason), ToolStatus.FAILED)
+    seen = see(path, previous)
     if previous is None:
         diff = diff_texts("", content, shown_path, created=True)
         header = CREATED_HEADER.format(path=shown_path, lines=plural(count_lines(content), "line"))
-        return _remember(ctx, args, _WritePlan(path, shown_path, data, header, diff, False, basis))
+        plan = _WritePlan(path, shown_path, data, header, diff, False, basis, seen)
+        return _remember(ctx, args, plan)
     if previous == data:
         header = UNCHANGED.format(path=shown_path)
         same = diff_texts("", "", shown_path)
@@ -189,7 +214,9 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
     header = REPLACED_HEADER.format(
         path=shown_path, added=diff.added, removed=diff.removed, first=diff.first_changed_line
     )
-    return _remember(ctx, args, _WritePlan(path, shown_path, data, header, diff, False, basis))
+    return _remember(
+        ctx, args, _WritePlan(path, shown_path, data, header, diff, False, basis, seen)
+    )
 
 
 def _remember(ctx: ToolContext, args: dict[str, Any], plan: _WritePlan) -> _WritePlan:
