@@ -16,9 +16,9 @@ from textual.widgets import TextArea
 from mm_tui.widgets.prompt_history import PromptHistory
 from mm_tui.window.slash_commands import complete_command
 
-#: The cursor blinks this many times after a key, then stands (shown) until the next key or
-#: focus, as GTK's cursor-blink-timeout: an idle window draws no frame for a blink.
-BLINKS_AFTER_INPUT = 20
+#: After a key or focus the cursor blinks this many times (a second each), then stands shown
+#: until the next one, as GTK's cursor-blink-timeout (10 s): an idle window draws no frame.
+BLINKS_AFTER_INPUT = 10
 
 
 class PromptInput(TextArea):
