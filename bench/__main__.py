@@ -20,6 +20,7 @@ SUITES = (
     "bench.bench_tools",
     "bench.bench_lsp",
     "bench.bench_window",
+    "bench.bench_window_idle",
     "bench.bench_corpus",
     "bench.bench_sessions",
     "bench.bench_transport",

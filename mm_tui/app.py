@@ -294,6 +294,7 @@ class MMApp(App[int]):
     def _events_arrived(self) -> None:
         """The first event of a burst: the rest comes within `SETTLE_SECONDS`, and all are
         taken then, together (the clock's tick may take them sooner)."""
+        self.ticker.wake()
         if not self._settling:
             self._settling = True
             self.set_timer(notes.SETTLE_SECONDS, lambda: self.post_message(notes.EventsSettled()))

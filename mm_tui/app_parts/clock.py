@@ -7,7 +7,9 @@ held by the `EventBridge` are taken on it. While the model's text flows (`Writin
 stand still, the answer draws whole lines only (`LineGate`), the window ticks every
 `FLOW_TICK_SECONDS` (a second, slower timer: each tick wakes the window's loop), and the turn's
 time (whole seconds) is drawn with the answer's frames, or once a second when there are none.
-While the window waits (the model, a tool, a pause in the text) the spinner turns.
+While the window waits (the model, a tool, a pause in the text) the spinner turns. When no
+turn runs and no event waits, the clock sleeps (its timers paused: an idle window wakes for
+nothing); a state shown on the status line or an event from the core wakes it.
 
 The interval timer's callback runs beside Textual's message loop, so it only posts `Ticked`:
 the app handles the tick (`Clock.tick`) in order with the core's events."""
@@ -60,6 +62,7 @@ class Clock:
         self.flowing = False
         self._elapsed_at = float("-inf")
         self._clocks: tuple[Timer, Timer] | None = None  # every tick; every tick while flowing
+        self._asleep = False
         # Looked up once, at `start` (a query walks the DOM: every mounted block).
         self._widgets: tuple[Transcript, StatusLine, PromptInput] | None = None
 
@@ -81,12 +84,29 @@ class Clock:
 
     def _state_changed(self, state: str) -> None:
         """A state where text does not flow (a tool runs, the turn ended): animate at once."""
+        self.wake()
         if state not in FLOWING_STATES:
             self._flow(False)
+
+    @property
+    def asleep(self) -> bool:
+        """No timer of the clock runs (nothing to move: the window is idle)."""
+        return self._asleep
+
+    def wake(self) -> None:
+        """Tick again (a turn starts, the core sent an event): the timer of the flow's pace."""
+        if self._clocks is not None and self._asleep:
+            self._asleep = False
+            fast, slow = self._clocks
+            (slow if self.flowing else fast).resume()
 
     def _clock(self) -> None:
         if self.turns.running or self.bridge.pending or self.flowing:  # the cursor blinks again
             self.app.post_message(notes.Ticked())
+        elif self._clocks is not None:  # nothing moves: sleep until woken
+            self._asleep = True
+            for timer in self._clocks:
+                timer.pause()
 
     async def tick(self) -> None:
         """The app's `Ticked`: held deltas taken, the spinner, rows and the answer moved."""
@@ -121,6 +141,7 @@ class Clock:
             self.flowing = flowing
             self.widgets()[2].cursor_blink = not flowing
             if self._clocks is not None:
+                self._asleep = False
                 fast, slow = self._clocks
                 (fast.pause if flowing else fast.resume)()
                 (slow.resume if flowing else slow.pause)()

@@ -16,6 +16,10 @@ from textual.widgets import TextArea
 from mm_tui.widgets.prompt_history import PromptHistory
 from mm_tui.window.slash_commands import complete_command
 
+#: After a key or focus the cursor blinks this many times (a second each), then stands shown
+#: until the next one, as GTK's cursor-blink-timeout (10 s): an idle window draws no frame.
+BLINKS_AFTER_INPUT = 10
+
 
 class PromptInput(TextArea):
     """A multi-line TextArea that sends on Enter; history steps only at its first/last line."""
@@ -55,6 +59,24 @@ class PromptInput(TextArea):
         self.reserved_keys: frozenset[str] = frozenset()
         #: Big pastes of this session, for folding them in the transcript (newest last).
         self.pastes: list[str] = []
+        #: Half-blinks since the last key or focus (`BLINKS_AFTER_INPUT` blinks in all).
+        self.blinks = 0
+
+    def _restart_blink(self) -> None:
+        self.blinks = 0
+        super()._restart_blink()
+
+    def _toggle_cursor_blink_visible(self) -> None:
+        if self.blinks >= 2 * BLINKS_AFTER_INPUT and self.cursor_visible_now:
+            self.blink_timer.pause()  # the cursor stands, shown; a key or focus blinks it again
+            return
+        self.blinks += 1
+        super()._toggle_cursor_blink_visible()
+
+    @property
+    def cursor_visible_now(self) -> bool:
+        """The cursor is drawn at this point of its blink."""
+        return self._cursor_visible
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
