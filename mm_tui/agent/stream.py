@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from mm_tui.agent.usage_report import ReportedUsage, read_usage
+from mm_tui.agent.usage_report import ReportedUsage, read_usage, timings_prompt
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -114,6 +114,7 @@ class StreamAssembler:
         self.calls: list[AssembledCall] = []
         self.usage: tuple[int, int] | None = None  # (prompt, completion) as reported
         self.reported: ReportedUsage | None = None
+        self.timings_prompt: int | None = None  # llama-server's whole prompt, from `timings`
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
         self.calls_bytes = 0  # the arguments of all its calls together
@@ -141,6 +142,9 @@ class StreamAssembler:
         usage = chunk.get("usage") if plain else _get(chunk, "usage")
         if usage:
             self._read_usage(usage)
+        timings = chunk.get("timings") if plain else _get(chunk, "timings")
+        if timings:
+            self.timings_prompt = timings_prompt(timings)
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")
