@@ -152,6 +152,9 @@ class ContextBudget:
         self.window = configured or DEFAULT_CONTEXT_WINDOW
         self._known = configured is not None
         self.used = 0
+        self._first = True  # the session's first call: nothing of it is cached yet
+        #: The whole prompt's size as the last call's numbers say it, or None when unknown.
+        self.prompt_counted: int | None = None
 
     def ensure_known(self, base_url: str, model: str) -> str:
         """Ask the server for its window once (first turn); returns a note to say, or ""."""
@@ -162,18 +165,35 @@ class ContextBudget:
         self.window = found.tokens
         return found.note
 
-    def after_call(self, request: dict[str, Any], usage: tuple[int, int] | None, text: str) -> str:
+    def after_call(
+        self,
+        request: dict[str, Any],
+        usage: tuple[int, int] | None,
+        text: str,
+        whole: int | None = None,
+    ) -> str:
         """Record what one call used; returns a warning when the request was larger than the
-        window (issue 14) or the server seems to have cut what it was sent, else ""."""
+        window (issue 14) or the server seems to have cut what it was sent, else "".
+
+        `whole` is the whole prompt's size when the server's numbers say it (cached part
+        included: `usage_report.whole_prompt`). Without it the first call's `prompt_tokens`
+        stands for it (nothing of this session is cached yet); a later call's may leave out a
+        cached prefix (Ollama counts only what it evaluated), so it is not read as the size
+        of the prompt: no warning, and the estimate stands when it is larger."""
+        first, self._first = self._first, False
+        if whole is None and first and usage is not None:
+            whole = usage[0]
+        self.prompt_counted = whole
         sent = estimate_tokens(request)
-        if sent > self.window:
-            self.used = sum(usage) if usage is not None else sent
-            return OVERSIZED.format(sent=sent, window=self.window)
         if usage is None:
-            self.used = estimate_tokens(request) + len(text) // CHARS_PER_TOKEN
+            self.used = sent + len(text) // CHARS_PER_TOKEN
+            return OVERSIZED.format(sent=sent, window=self.window) if sent > self.window else ""
+        self.used = (whole if whole is not None else max(usage[0], sent)) + usage[1]
+        if sent > self.window:
+            return OVERSIZED.format(sent=sent, window=self.window)
+        if whole is None:
             return ""
-        self.used = sum(usage)
-        return truncation_warning(estimate_tokens(request), usage[0], self.window) or ""
+        return truncation_warning(sent, whole, self.window) or ""
 
     def over(self, fraction: float | None) -> bool:
         """Whether `fraction` of the window is used (auto-compaction's trigger)."""
@@ -181,3 +201,5 @@ class ContextBudget:
 
     def reset(self) -> None:
         self.used = 0
+        self._first = True
+        self.prompt_counted = None

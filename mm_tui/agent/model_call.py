@@ -42,6 +42,7 @@ from mm_tui.agent.text_calls import (
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
+from mm_tui.agent.usage_report import whole_prompt
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +212,9 @@ class ModelCall:
         if assembler.usage is not None:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))
-        warning = self.budget.after_call(request, assembler.usage, assembler.text)
+        reported = assembler.reported
+        whole = whole_prompt(reported, assembler.timings_prompt) if reported else None
+        warning = self.budget.after_call(request, assembler.usage, assembler.text, whole)
         if warning and self._tools_dropped(request, assembler):
             warning = ""  # a short count because the template dropped the tools, not a cut
         if warning and not tally.warned_truncation:
@@ -309,21 +312,20 @@ class ModelCall:
             self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
 
     def _tools_dropped(self, request: dict[str, Any], assembler: StreamAssembler) -> bool:
-        usage = assembler.usage
-        return self.tool_mode == "native" and usage is not None and tools_ignored(request, usage[0])
+        # never on a count that may leave out a cached prefix (`ContextBudget.after_call`)
+        counted = self.budget.prompt_counted
+        return (
+            self.tool_mode == "native" and counted is not None and tools_ignored(request, counted)
+        )
 
     def _notice_dropped_tools(self, request: dict[str, Any], assembler: StreamAssembler) -> None:
         """A server that took `tools` but counted a prompt without them (llama-server without
         a tool-capable template, issue 12), said once. In `toolCalls: auto` the session
         switches to the text protocol, which needs nothing of the template; in `native` the
         person is told which setting would."""
-        if (
-            assembler.calls
-            or assembler.usage is None
-            or not self._tools_dropped(request, assembler)
-        ):
+        counted = self.budget.prompt_counted
+        if assembler.calls or counted is None or not self._tools_dropped(request, assembler):
             return
-        counted = assembler.usage[0]
         if self.config.tool_calls == "native":
             if not self._said_tools_dropped:
                 self._said_tools_dropped = True

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mm_tui.agent.prompt_reuse import reuse_of
-from mm_tui.agent.usage_report import ReportedUsage, read_usage
+from mm_tui.agent.usage_report import ReportedUsage, read_usage, timings_prompt
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -117,6 +117,7 @@ class StreamAssembler:
         self.reported: ReportedUsage | None = None
         #: (tokens reused from the server's cache, tokens of the prompt), when it says.
         self.reuse: tuple[int, int] | None = None
+        self.timings_prompt: int | None = None  # llama-server's whole prompt, from `timings`
         self.finish_reason: str | None = None
         self._by_index: dict[int, AssembledCall] = {}
         self.calls_bytes = 0  # the arguments of all its calls together
@@ -146,6 +147,9 @@ class StreamAssembler:
             self._read_usage(usage)
         if plain and (usage or "timings" in chunk):
             self.reuse = reuse_of(chunk) or self.reuse
+        timings = chunk.get("timings") if plain else _get(chunk, "timings")
+        if timings:
+            self.timings_prompt = timings_prompt(timings)
         for choice in (chunk.get("choices") if plain else _get(chunk, "choices")) or ():
             if type(choice) is dict:
                 reason, delta = choice.get("finish_reason"), choice.get("delta")

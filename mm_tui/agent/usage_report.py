@@ -64,3 +64,36 @@ def read_usage(usage: Any) -> ReportedUsage | None:
     details = _field(usage, "prompt_tokens_details")
     cached = token_count(_field(details, "cached_tokens"), "cached_tokens") if details else None
     return ReportedUsage(prompt, completion, cached)
+
+
+def timings_prompt(timings: Any) -> int | None:
+    """llama-server's `timings`: `cache_n` tokens reused from its cache plus `prompt_n`
+    evaluated make the whole prompt (tools/server: `result_timings::to_json`). None when
+    either is missing or garbage."""
+    if not isinstance(timings, dict):
+        return None
+    cache = token_count(timings.get("cache_n"), "timings.cache_n")
+    evaluated = token_count(timings.get("prompt_n"), "timings.prompt_n")
+    return None if cache is None or evaluated is None else cache + evaluated
+
+
+def whole_prompt(reported: ReportedUsage, from_timings: int | None) -> int | None:
+    """The size of the whole prompt, cached part included, when the server's numbers say it;
+    None when `prompt_tokens` may exclude a cached prefix and nothing says how much.
+
+    How servers count (read in their sources):
+    - llama-server: `prompt_tokens` is the whole prompt, with
+      `prompt_tokens_details.cached_tokens` (`usage_json_oaicompat`), and `timings` gives
+      `cache_n` + `prompt_n`;
+    - vLLM (`entrypoints/openai/protocol.py` `UsageInfo`) and mlx-lm's `server.py` (recent):
+      the whole prompt, `cached_tokens` the part served from the cache;
+    - Ollama (`openai/openai.go`): `prompt_tokens` is `PromptEvalCount`, only what it had to
+      evaluate — 0 when all was cached (its own TODO says so), with no cached count;
+    - a `cached_tokens` larger than `prompt_tokens` means the count left the cache out.
+    """
+    if from_timings is not None:
+        return from_timings
+    cached = reported.cached
+    if cached is None:
+        return None
+    return reported.prompt + cached if cached > reported.prompt else reported.prompt

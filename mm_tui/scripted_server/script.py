@@ -59,6 +59,9 @@ class Reply:
     finish_reason: str | None = None
     #: Default: computed from the request and the reply's size (~4 characters a token).
     usage: dict[str, Any] | None = None
+    #: llama-server's `timings` object sent with the usage (default: made from the usage, in
+    #: the llama.cpp dialects only), e.g. {"cache_n": 900, "prompt_n": 12} for a warm cache.
+    timings: dict[str, Any] | None = None
     #: Characters of text, reasoning or tool arguments per streamed chunk.
     chunk_size: int = 8
     #: Seconds between chunks, so a test can interrupt mid-stream.

@@ -287,8 +287,8 @@ class ChunkBuilder:
             finish["usage"] = usage
         elif placement == "always_separate" or asked:
             ending.append({**self.envelope([]), "usage": usage})
-        if traits.sends_timings:
-            ending[-1]["timings"] = _timings(usage)
+        if traits.sends_timings or reply.timings is not None:
+            ending[-1]["timings"] = {**_timings(usage), **(reply.timings or {})}
         return ending
 
     def completion(self, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
@@ -317,8 +317,8 @@ class ChunkBuilder:
             {"index": 0, "message": message, "finish_reason": reply.effective_finish_reason()}
         ]
         completion["usage"] = usage
-        if self.traits.sends_timings:
-            completion["timings"] = _timings(usage)
+        if self.traits.sends_timings or reply.timings is not None:
+            completion["timings"] = {**_timings(usage), **(reply.timings or {})}
         return completion
 
 
