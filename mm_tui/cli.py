@@ -265,7 +265,7 @@ def _run_face(args: argparse.Namespace, typed: str = "") -> int:
 
 
 def _unresumable(resume: str) -> str | None:
-    """Why `--resume ID` names no session (an unknown id stops, issue 14), or None.
+    """Why `--resume ID` names no session (an unknown id stops), or None.
 
     A session file that exists but is corrupt is kept and a new session starts (SPEC §8 tests).
     """
