@@ -1,4 +1,4 @@
-"""The held-out set of issue 12 (tests/agent/fixtures/heldout_replies.yaml): real replies
+"""The held-out set of replies (tests/agent/fixtures/heldout_replies.yaml): real replies
 collected after the reader was built, from sources the other corpora never used, replayed
 through the agent core over real HTTP to their exact outcome. (Since the reader was then mended
 for the classes they exposed, passing here is no longer a held-out result: bench/RESULTS.md.)"""

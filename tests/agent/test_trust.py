@@ -1,4 +1,4 @@
-"""A cloned repository cannot lift your permissions (issue 11): a project config's guarded
+"""A cloned repository cannot lift your permissions: a project config's guarded
 keys are not obeyed until `mm-tui trust`, per directory and content; the user's own config
 and flags always apply."""
 

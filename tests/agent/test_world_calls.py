@@ -1,4 +1,4 @@
-"""The replies of many model families collected for issue 12 (tests/agent/fixtures/
+"""The replies of many model families (tests/agent/fixtures/
 world_replies.yaml) replay to their exact outcome through the agent core over real HTTP: the
 calls that run, by name and arguments and in order, the text the person sees, or for a reply
 with no call the exact line shown."""

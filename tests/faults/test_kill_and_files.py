@@ -1,4 +1,4 @@
-"""mm-tui killed mid-turn, and bad files at start (issue 7): nothing said before the kill is
+"""mm-tui killed mid-turn, and bad files at start: nothing said before the kill is
 lost, no file is left half-written, and a bad config or session says so in one line."""
 
 from __future__ import annotations

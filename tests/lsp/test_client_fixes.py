@@ -1,4 +1,4 @@
-"""The client's fixes of issue 13, each on its own: registrations, encodings, renames that
+"""The client's fixes for real servers, each on its own: registrations, encodings, renames that
 never corrupt, the stat-first reader, readable diagnostics."""
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def test_did_save_follows_each_change_when_the_server_asks_for_it(
 def test_a_warm_call_reads_no_file_and_stats_each_open_document_once(
     own_workspace: LspWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Issue 13: before each request every open document is checked against the disk, by
+    # Before each request every open document is checked against the disk, by
     # its stat alone when it did not change: no read, no comparison of its text.
     old = time.time() - 10  # past disk.py's racy second: trusted from a stat
     for path in own_workspace.root.glob("*.py"):
