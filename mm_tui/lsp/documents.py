@@ -1,4 +1,4 @@
-"""Keeping a server's view of each file equal to the disk (SPEC §4: the disk is the truth).
+"""Keeping a server's view of each file equal to the disk (SPEC §1: the disk is the truth).
 
 Before each request the file is re-read and sent: `didOpen` the first time, a whole-document
 `didChange` when its content moved since; nothing when it did not. The model edits with
