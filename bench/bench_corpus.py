@@ -197,7 +197,7 @@ def judge(case: dict[str, Any], outcome: Outcome) -> tuple[int, int, bool]:
 
 
 def case_tools(case: dict[str, Any]) -> list[Tool]:
-    """A world case declares its request's tools; an issue-6 case plays against our real ones,
+    """A world case declares its request's tools; a malformed case plays against our real ones,
     which really run (harmless commands, a temporary folder)."""
     if "tools" in case:
         return [RecordingTool(name, []) for name in case["tools"]]

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Where code lives: every Python file below these, the window's stylesheets, the CI scripts.
 CODE_DIRS = ("mm_tui", "tests", "bench")
 CI_SCRIPTS = (".ci/run", ".ci/install-test-tools")
-#: The word, then a number: "(issue N)", "Issues N, M", a test named `test_issue_N`, "issue #N".
-ISSUE_CITATION = re.compile(r"(?<![a-z])issues?[ _]+#?\d+", re.IGNORECASE)
+#: The word, then a number: "(issue N)", "Issues N, M", `test_issue_N`, "issue #N", "issue-N".
+ISSUE_CITATION = re.compile(r"(?<![a-z])issues?[ _-]+#?\d+", re.IGNORECASE)
 
 
 def _code_files() -> list[Path]:
@@ -41,7 +41,10 @@ def citations(text: str) -> list[tuple[int, str]]:
 
 def test_the_pattern_finds_each_way_of_citing_an_issue_and_nothing_else() -> None:
     word = "issue"  # the examples are built, so that this file cites nothing itself
-    cited = f"# ({word} 12)\n{word.title()}s 14, 15.\ndef test_{word}_13(): ...\n# {word} #7\n"
+    cited = (
+        f"# ({word} 12)\n{word.title()}s 14, 15.\ndef test_{word}_13(): ...\n"
+        f"# {word} #7, {word}-6\n"
+    )
     assert [number for number, _ in citations(cited)] == [1, 2, 3, 4]
     kept = "# ollama/ollama#17602\n# TestLagunaIssue17602\n# the issue is 3 bytes long\n"
     assert citations(kept) == []
