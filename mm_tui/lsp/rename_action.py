@@ -1,6 +1,6 @@
 """The `rename` action: the server's edits, checked, written to disk, then told back (SPEC §4).
 
-A rename must never leave broken code behind (issue 13): the server is asked until its
+A rename must never leave broken code behind: the server is asked until its
 whole index stands behind the edits (rename_check.py), the columns of its edits are
 checked against the name they replace (and the server's real encoding adopted when they
 show another), read-only files refuse the whole rename before anything is written, and the
@@ -70,7 +70,7 @@ def rename(
 ) -> Text | Failed:
     """Ask the server for the rename's edits; with `write`, apply them and resync the files.
 
-    `shown` is the diff the person allowed (issue 11: what you approve is what runs): the
+    `shown` is the diff the person allowed (what you approve is what runs): the
     server is asked again to write, and its new answer may differ (a server that changed
     its mind, or a hostile one); then nothing is written."""
     connection = context.connection

@@ -1,7 +1,7 @@
 """The top line: model, context used, working directory and server (the least needed last).
 
 The model's name comes from the server (`GET /models`) and the server's address from a
-config: both are drawn through the sanitizer, one line and bounded (issue 11).
+config: both are drawn through the sanitizer, one line and bounded (no escapes).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ CONTEXT_RED = 0.9
 
 
 def context_style(view: TopLineView) -> str:
-    """ "" while there is room; amber, then red, as the context fills (issue 14)."""
+    """ "" while there is room; amber, then red, as the context fills."""
     if view.window <= 0:
         return ""
     used = view.used / view.window

@@ -1,4 +1,4 @@
-"""The question at start when a project's files would change how mm-tui works (issue 11).
+"""The question at start when a project's files would change how mm-tui works.
 
 A cloned repository's `.mm.yaml` or `AGENTS.md` is not obeyed until the person trusts the
 directory. The answer is always deliberate: a list whose highlighted choice is the safe one

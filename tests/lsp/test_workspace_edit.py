@@ -109,7 +109,7 @@ def test_writing_keeps_the_mode_and_undecodable_bytes(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["tool.py"]
 
 
-# ---- a hostile server's WorkspaceEdit (issue 13's attacks) ---------------------------------
+# ---- a hostile server's WorkspaceEdit -------------------------------------------------------
 
 
 def test_a_symlink_in_the_project_pointing_out_of_it_is_not_a_way_out(tmp_path: Path) -> None:
@@ -201,7 +201,7 @@ def test_a_file_rewritten_between_the_plan_and_the_write_is_not_written_over(
     assert path.read_text() == "greet = 1\nnew_work = 2\n"
 
 
-# ---- a hostile repository: links made to lead out of the project (issue 13's audit) -------
+# ---- a hostile repository: links made to lead out of the project ----------------------------
 
 
 def test_a_hard_link_to_a_file_outside_the_project_is_never_edited(tmp_path: Path) -> None:

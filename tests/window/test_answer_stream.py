@@ -1,4 +1,4 @@
-"""A streamed answer is drawn by one widget (AnswerStream, issue 16) and ends looking exactly as
+"""A streamed answer is drawn by one widget (AnswerStream) and ends looking exactly as
 Textual's Markdown draws the same answer whole: same characters and same visible colours on
 every cell, whatever the chunk boundaries. Nothing here is timed (bench/ is)."""
 

@@ -74,13 +74,13 @@ class Config:
     system_prompt: str | None = None
     system_prompt_file: str | None = None
     #: How tool calls travel: native `tools=`, described in the prompt and parsed ("text"), or
-    #: native until the server says the model cannot (issue 6).
+    #: native until the server says the model cannot (docs/decisions/0005-text-protocol.md).
     tool_calls: Literal["auto", "native", "text"] = "auto"
     #: Fraction of the context window at which /compact runs by itself (0 disables it).
     auto_compact: float = 0.75
     #: None when the user's config has no `lsp` section: the built-in defaults apply (SPEC §6).
     lsp_servers: tuple[LspServerSpec, ...] | None = None
-    #: Permission rules (issue 11): `bash(git *)`, `write_file(src/**)`; deny wins.
+    #: Permission rules (`agent/rules.py`): `bash(git *)`, `write_file(src/**)`; deny wins.
     allow_rules: tuple[str, ...] = ()
     ask_rules: tuple[str, ...] = ()
     deny_rules: tuple[str, ...] = ()
@@ -91,7 +91,7 @@ class Config:
     #: Environment variables removed for bash and language servers, beyond the built-in
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = ()
-    #: Window preferences (issue 14): the Textual theme (None: Textual's default), keys
+    #: Window preferences: the Textual theme (None: Textual's default), keys
     #: remapped by binding id, and notifications. Set from the user's config too when the
     #: winning file leaves them out (`loading._with_user_preferences`).
     theme: str | None = None
@@ -102,7 +102,7 @@ class Config:
     rules_source: Path | None = field(default=None, compare=False)
     #: The YAML keys the file set (for the trust rules of `agent/trust.py`).
     file_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
-    #: Keys of an untrusted project config that were not obeyed (issue 11).
+    #: Keys of an untrusted project config that were not obeyed (`agent/trust.py`).
     untrusted: tuple[str, ...] = field(default=(), compare=False)
 
     def __repr__(self) -> str:  # the API key never reaches a log

@@ -177,7 +177,7 @@ class BashTool(Tool):
 
     def title(self, args: dict[str, Any]) -> str:
         """`bash <command>`, the whole command with anything that could hide part of it
-        (a newline, CR, bidi or zero-width characters, padding) escaped (issue 11)."""
+        (a newline, CR, bidi or zero-width characters, padding) escaped."""
         command = lenient_string(args, "command").strip()
         return f"{NAME} {visible(command, keep_newlines=False)}".rstrip()
 

@@ -1,4 +1,4 @@
-"""Opening a file the tools were asked about, without ever hanging on it (issue 11).
+"""Opening a file the tools were asked about, without ever hanging on it.
 
 A path a model names may be a FIFO (a read blocks until someone writes), a socket, a device
 (`/dev/tty`, `/dev/zero`) or a huge log. The file tools work on regular files only: the file
