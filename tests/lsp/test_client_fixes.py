@@ -26,12 +26,13 @@ from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import announced_encoding, verified_encoding
 from mm_tui.lsp.formatting import readable_message
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.rename_write import FilesRefused, write_changes
 from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
 from mm_tui.lsp.workspace import LspWorkspace
-from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes, write_changes
+from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes
 from tests.lsp.conftest import FIXTURES, rewrite_in_place_keeping_size_and_time, text_of
 from tests.lsp.real_servers import LANGS
 
@@ -109,7 +110,7 @@ def test_a_rename_edit_landing_beside_the_name_is_refused(tmp_path: Path) -> Non
     assert change.new_text == LINE.replace("greet", "salute") + "\n"
 
 
-def test_a_failed_write_restores_the_files_already_written(tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_written_stops_the_rename_before_any_write(tmp_path: Path) -> None:
     first = tmp_path / "a.py"
     first.write_text("greet = 1\n")
     blocker = tmp_path / "not-a-dir"
@@ -118,7 +119,7 @@ def test_a_failed_write_restores_the_files_already_written(tmp_path: Path) -> No
         FileChange(first, "greet = 1\n", "salute = 1\n", 1),
         FileChange(blocker / "b.py", "", "salute\n", 1),  # its parent is a file: cannot write
     ]
-    with pytest.raises(OSError):
+    with pytest.raises(FilesRefused, match="b.py: its folder was replaced"):
         write_changes(changes, "salute")
     assert first.read_text() == "greet = 1\n"
 
