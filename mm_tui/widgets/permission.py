@@ -124,6 +124,22 @@ class RejectionReason(Input):
 class PermissionQuestion(VerticalGroup, can_focus=True):
     """The question, the command or file (with its diff), and the three keys it owns."""
 
+    DEFAULT_CSS = """
+    PermissionQuestion {
+        height: auto;
+        border-left: thick $warning;
+        padding: 0 0 0 1;
+    }
+    PermissionQuestion .question, PermissionQuestion .keys, PermissionQuestion .location,
+    PermissionQuestion .detail, PermissionQuestion .size {
+        height: auto;
+    }
+    PermissionQuestion:focus {
+        border-left: thick $accent;
+        background: $warning 8%;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('a')", "Allow once", id="question.allow_once"),
         Binding("s", "answer('s')", "Allow for session", id="question.allow_session"),

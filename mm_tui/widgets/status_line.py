@@ -37,6 +37,13 @@ def spinner_glyph(frame: int) -> str:
 class StatusLine(Widget):
     """One line: `⠋ Waiting for the model` while a turn runs, `Ready` between turns."""
 
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        padding: 0 1;
+    }
+    """
+
     state: reactive[str] = reactive("")
     frame: reactive[int] = reactive(0)
     queued: reactive[int] = reactive(0)
@@ -77,6 +84,14 @@ class StatusLine(Widget):
 class QueuedMessages(Static):
     """Messages typed while a turn runs, waiting their turn (first line of each); after Esc,
     kept and not sent until the person says."""
+
+    DEFAULT_CSS = """
+    QueuedMessages {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
 
     _shown = ""
 

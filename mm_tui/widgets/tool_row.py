@@ -80,9 +80,17 @@ class ToolRow(Widget, can_focus=True):
 
     DEFAULT_CSS = """
     ToolRow {
+        padding: 0 1;
         height: 1;
         min-height: 1;
         layout: vertical;
+    }
+    ToolRow:focus {
+        /* Plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
+        background: $accent 25%;
+    }
+    ToolRow:hover {
+        background: $boost;
     }
     ToolRow.-expanded {
         height: auto;

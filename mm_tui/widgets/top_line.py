@@ -73,6 +73,16 @@ def context_style(view: TopLineView) -> str:
 class TopLine(Static):
     """Says where the person is: which model, which server, which directory, how full."""
 
+    DEFAULT_CSS = """
+    TopLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
     def show(self, view: TopLineView) -> None:
         """Redraw with the current values (called after each turn and each setting change)."""
         parts = [
@@ -86,4 +96,6 @@ class TopLine(Static):
         ]
         if view.mode:
             parts.append(Content.styled(view.mode, "bold $warning"))
-        self.update(Content(" · ").join(parts), layout=False)  # one row (app.tcss): no layout
+        self.update(
+            Content(" · ").join(parts), layout=False
+        )  # one row (its DEFAULT_CSS): no layout

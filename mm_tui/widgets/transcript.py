@@ -59,6 +59,17 @@ class Transcript(GrowsInPlace, BlockWindow):
     A gain of lines below (its `virtual_size`) asks for no second layout (`GrowsInPlace`): the
     streaming answer grows it several times a second."""
 
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+        /* The bar's column is kept when there is no bar: when the transcript first outgrows the
+           view, nothing is wrapped again (no layout of every block). */
+        scrollbar-gutter: stable;
+    }
+    """
+
     def __init__(self, *, preview_lines: int, clock: Callable[[], float]) -> None:
         super().__init__(id="transcript")
         self.preview_lines = preview_lines
