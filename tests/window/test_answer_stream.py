@@ -59,7 +59,6 @@ Last paragraph, with a [link](https://example.com).
 
 
 class _Answers(App[None]):
-
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="transcript")
 
@@ -241,7 +240,6 @@ async def test_a_clocked_answer_draws_its_first_words_at_once_then_whole_lines_w
 
 
 class _Followed(App[None]):
-
     def compose(self) -> ComposeResult:
         yield Transcript(preview_lines=5, clock=lambda: 0.0)
 

@@ -92,7 +92,6 @@ THEMES = ("textual-dark", "textual-light", "nord")
 
 
 class _Lines(App[None]):
-
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="transcript")
 
@@ -294,7 +293,6 @@ async def test_styles_are_resolved_again_in_a_new_theme() -> None:
 
 
 class _Status(App[None]):
-
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
 
