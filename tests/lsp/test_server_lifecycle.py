@@ -224,4 +224,7 @@ def test_a_server_killed_between_calls_is_reaped_at_once(
         timeout=10,
         interval=0.02,
     )
-    assert our_zombies() - before == set()
+    # Nothing else of the server's is left unreaped either; a child another thread is about to
+    # reap may show for a moment (seen under load), so this waits for the set to empty.
+    wait_until(our_zombies, "no new zombie left", until=lambda now: not now - before,
+               timeout=10, interval=0.05)  # fmt: skip
