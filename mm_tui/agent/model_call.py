@@ -212,9 +212,23 @@ class ModelCall:
         if assembler.usage is not None:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))
+        confirmed = self.budget.confirm()  # the window once the first request loaded it
+        if confirmed:
+            self.signals.sink(Notice("warning", confirmed))
         reported = assembler.reported
         whole = whole_prompt(reported, assembler.timings_prompt) if reported else None
-        warning = self.budget.after_call(request, assembler.usage, assembler.text, whole)
+        # Ollama counts only what it evaluated, and its cache may hold an earlier session's
+        # prefix: even the session's first count is not the whole prompt there. Whether it
+        # cuts is read from the context it says it runs the model with instead.
+        on_ollama = self.budget.first and self.constrained.server().name == "ollama"
+        first_counts_all = not (on_ollama and whole is None)
+        if on_ollama and self.budget.configured:
+            smaller = self.budget.check_configured(self.config.base_url, str(request["model"]))
+            if smaller:
+                self.signals.sink(Notice("warning", smaller))
+        warning = self.budget.after_call(
+            request, assembler.usage, assembler.text, whole, first_counts_all
+        )
         if warning and self._tools_dropped(request, assembler):
             warning = ""  # a short count because the template dropped the tools, not a cut
         if warning and not tally.warned_truncation:

@@ -21,7 +21,7 @@ NOT_SAID = "context served: the server does not say"
 EXPECTED = {
     "llama-server": ("16384 tokens (llama-server /props)", NOT_SAID),
     "ollama": (
-        "4096 tokens (ollama default) — Ollama runs qwen2.5-coder:14b with its default context",
+        "4096 tokens (ollama default until the model is loaded)",
         "context served: {model} is loaded with 16384 tokens (ollama /api/ps)",
     ),
     "vllm": ("8192 tokens (default)",
@@ -84,7 +84,8 @@ def test_ollama_says_the_context_it_loaded_the_model_with(tmp_path: Path) -> Non
 
     with Ollama() as ollama:
         before = discover_context_window(ollama.base_url, ollama.model)
-        assert (before.tokens, before.source) == (4096, "ollama default")
+        assert (before.tokens, before.source, before.pending) == (4096, "ollama default", True)
+        assert before.note == ""  # a default not confirmed is never warned about
         script_the_probes(ollama)
         doctor(ollama, tmp_path)
 
