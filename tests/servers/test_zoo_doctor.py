@@ -27,7 +27,7 @@ EXPECTED = {
     "vllm": ("8192 tokens (default)",
              "context served: {model} is loaded with 16384 tokens (vllm max_model_len)"),
     "sglang": ("8192 tokens (default)",
-               "context served: {model} is loaded with 32768 tokens (vllm max_model_len)"),
+               "context served: {model} is loaded with 32768 tokens (sglang max_model_len)"),
     "mlx_lm.server": ("8192 tokens (default)", NOT_SAID),
     "lm-studio": ("8192 tokens (default)", "context served: {model} is loaded with 16384 tokens "
                   "(lm studio loaded_context_length)"),
