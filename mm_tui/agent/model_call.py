@@ -39,6 +39,7 @@ from mm_tui.agent.text_calls import (
     to_text_protocol,
     tools_ignored,
 )
+from mm_tui.agent.toolless_reply import ToolsIgnoredWatch
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
@@ -88,6 +89,7 @@ class ModelCall:
         #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
         self._said_tools_dropped = False
+        self.toolless = ToolsIgnoredWatch()
         #: The last rung: a call no repair reads is asked again under a grammar.
         self.constrained = ConstrainedRetry(config.base_url)
         #: The fixed prompt counted and shrunk to the window served (first turn).
@@ -201,6 +203,12 @@ class ModelCall:
         if not assembler.calls and (assembler.text or assembler.reasoning):
             content = self._calls_from_text(assembler)
         self._constrained_retry(request, assembler, tally)
+        if not assembler.calls and self.tool_mode == "native" and request.get("tools"):
+            line = self.toolless.check(
+                content, self.conversation.messages, lambda: self.constrained.server().name
+            )
+            if line:  # told, never switched: the person knows their server
+                self.signals.sink(Notice("warning", line))
         self._record(assembler, content)
         return assembler
 
