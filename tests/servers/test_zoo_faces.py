@@ -16,6 +16,7 @@ from acp import text_block
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
+from mm_tui.widgets.blocks import NoticeLine
 from tests.acp.client import RecordingClient, mm_acp
 from tests.faces.helpers import clean_env, mm
 from tests.servers.scenario import (
@@ -85,7 +86,7 @@ def test_acp_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path:
     [start] = client.starts()
     assert start.title == "read_file notes.txt" and start.kind == "read"
     assert client.final(start.tool_call_id).status == "completed"
-    assert [n for n in client.notices() if n[0] == "error"] == []
+    assert [n for n in client.notices() if n[0] in ("error", "warning")] == []
     assert_the_file_reached_the_model(emulator)
 
 
@@ -110,6 +111,8 @@ async def test_the_window_holds_a_conversation_with_a_tool_call(
             await wait_for(pilot, turn_over(app), "the turn ends")
             assert answers(app)[-1] == ANSWER, notices(app)
             no_error_said("\n".join(notices(app)))
+            warned = [n.text for n in app.query(NoticeLine) if n.level == "warning"]
+            assert warned == [], warned
     finally:
         for agent in agents:
             agent.close()
