@@ -92,3 +92,20 @@ def test_ollama_says_the_context_it_loaded_the_model_with(tmp_path: Path) -> Non
         after = discover_context_window(ollama.base_url, ollama.model)
 
     assert (after.tokens, after.source, after.note) == (16384, "ollama /api/ps", "")
+
+
+def test_the_doctor_says_when_ollama_loaded_the_model_with_a_small_context(tmp_path: Path) -> None:
+    """Before the probe Ollama's context is an unconfirmed default, said as such; after it,
+    a small context it confirms is a warning with its fix."""
+    from tests.servers.zoo.ollama import Ollama
+
+    with Ollama() as ollama:
+        ollama.context = 4096
+        script_the_probes(ollama)
+        lines = doctor(ollama, tmp_path).splitlines()
+
+    assert "✓ context window 4096 tokens (ollama default until the model is loaded)" in lines
+    assert (
+        "! Ollama runs qwen2.5-coder:14b with 4096 tokens of context (the model supports 32768) "
+        "— raise it with OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
+    ) in lines, lines
