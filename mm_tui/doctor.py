@@ -88,11 +88,18 @@ def config_findings(config: Config, cwd: Path, env: Mapping[str, str]) -> list[F
 def live_findings(config: Config, model: str, ollama: bool, context: Finding) -> list[Finding]:
     """What only asking the model tells: tools taken and used, the pace of writing, and the
     context the server loaded it with (after the probe loaded it)."""
+    from mm_tui.agent.server_check import Finding
     from mm_tui.agent.server_probe import probe_speed, probe_tools, served_context
 
     findings = [probe_tools(config, model, ollama=ollama), probe_speed(config, model)]
     expected = config.context_window or _tokens_in(context.text)
     findings.append(served_context(config, model, expected))
+    if ollama and not config.context_window:  # the probe loaded it: Ollama now says its own
+        from mm_tui.agent.context import discover_context_window
+
+        loaded = discover_context_window(config.base_url, model)
+        if loaded.note:
+            findings.append(Finding("context", "warning", loaded.note))
     return findings
 
 

@@ -321,8 +321,12 @@ class Agent:
         if note:
             self.sink(Notice("warning", note))
         asked_again = False
-        for line in self.model_call.fit_prompt(self.model, self.budget.window):
-            self.sink(Notice("info", line))
+        if not self.budget.pending:  # else fitted next turn, to the window then confirmed
+            for line in self.model_call.fit_prompt(self.model, self.budget.window):
+                self.sink(Notice("info", line))
+            crowded, self.model_call.fit.crowded = self.model_call.fit.crowded, ""
+            if crowded:  # once: the fit runs on the first turn only
+                self.sink(Notice("warning", crowded))
         for _ in range(self.config.max_turns):
             self._auto_compact()
             reply = self.model_call.run(self.model, tally)

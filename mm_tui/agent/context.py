@@ -34,6 +34,12 @@ class ContextWindow:
     tokens: int
     source: str  # "config", "llama-server /props", "ollama num_ctx", ... for the notice
     note: str = ""
+    #: Ollama had not loaded the model yet, so `tokens` is its smallest default, unconfirmed:
+    #: the context it runs the model with (OLLAMA_CONTEXT_LENGTH, or 4k/32k/256k by the
+    #: machine's VRAM) is only said by `/api/ps` once a request loaded it.
+    pending: bool = False
+    #: The context the model was trained with (Ollama's `model_info`), 0 when not said.
+    trained: int = 0
 
 
 def root_url(base_url: str) -> str:
@@ -76,19 +82,45 @@ def discover_context_window(base_url: str, model: str, timeout: float = 2.0) -> 
     match = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(show.get("parameters") or ""))
     if match:
         return ContextWindow(int(match.group(1)), "ollama num_ctx")
-    loaded = _ollama_loaded_context(root, model, timeout)
-    if loaded:
-        return ContextWindow(loaded, "ollama /api/ps")
     info = show.get("model_info") or {}
     trained = next(
-        (v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), None
+        (v for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)), 0
     )
-    note = (
-        f"Ollama runs {model} with its default context ({OLLAMA_DEFAULT_CONTEXT} tokens"
-        + (f"; the model supports {trained}" if trained else "")
-        + ") — raise it with OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
+    loaded = ollama_loaded_window(base_url, model, trained, timeout)
+    # Not loaded yet: never warn from a default that could not be confirmed (its default
+    # depends on the machine); the first request loads the model and `/api/ps` is read again.
+    return loaded or ContextWindow(
+        OLLAMA_DEFAULT_CONTEXT, "ollama default", pending=True, trained=trained
     )
-    return ContextWindow(OLLAMA_DEFAULT_CONTEXT, "ollama default", note)
+
+
+#: Said when Ollama confirms it runs the model with a small context the model could exceed.
+OLLAMA_SMALL_CONTEXT = (
+    "Ollama runs {model} with {tokens} tokens of context{supports} — raise it with "
+    "OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
+)
+
+
+OLLAMA_SMALLER = (
+    "Ollama runs {model} with {tokens} tokens of context, less than the {window} of "
+    "contextWindow: it cuts the start of longer conversations — raise it with "
+    "OLLAMA_CONTEXT_LENGTH or num_ctx, or lower contextWindow"
+)
+
+
+def ollama_loaded_window(
+    base_url: str, model: str, trained: int, timeout: float = 2.0
+) -> ContextWindow | None:
+    """The window Ollama says (`/api/ps`) it runs the loaded `model` with, with a note when
+    that is its small default and the model supports more; None while it is not loaded."""
+    loaded = _ollama_loaded_context(root_url(base_url), model, timeout)
+    if not loaded:
+        return None
+    note = ""
+    if loaded <= OLLAMA_DEFAULT_CONTEXT and trained > loaded:
+        supports = f" (the model supports {trained})"
+        note = OLLAMA_SMALL_CONTEXT.format(model=model, tokens=loaded, supports=supports)
+    return ContextWindow(loaded, "ollama /api/ps", note, trained=trained)
 
 
 def _is_ollama_show(show: Any) -> bool:
@@ -151,8 +183,13 @@ class ContextBudget:
     def __init__(self, configured: int | None) -> None:
         self.window = configured or DEFAULT_CONTEXT_WINDOW
         self._known = configured is not None
+        self.configured = configured is not None
+        self._pending: ContextWindow | None = None
+        self._asked = ("", "")
         self.used = 0
-        self._first = True  # the session's first call: nothing of it is cached yet
+        #: The session's first call: nothing of it is cached by this session yet (an earlier
+        #: session's prefix may be, on a server that counts only what it evaluated).
+        self.first = True
         #: The whole prompt's size as the last call's numbers say it, or None when unknown.
         self.prompt_counted: int | None = None
 
@@ -163,6 +200,33 @@ class ContextBudget:
         self._known = True
         found = discover_context_window(base_url, model)
         self.window = found.tokens
+        self._pending = found if found.pending else None
+        self._asked = (base_url, model)
+        return found.note
+
+    @property
+    def pending(self) -> bool:
+        """Whether the window is a default not yet confirmed (Ollama had not loaded the model)."""
+        return self._pending is not None
+
+    def check_configured(self, base_url: str, model: str) -> str:
+        """With `contextWindow` set, on Ollama (whose counts cannot tell a cut from a cached
+        prefix): a line when the context it says it runs the model with is smaller."""
+        found = ollama_loaded_window(base_url, model, 0)
+        if found is None or found.tokens >= self.window:
+            return ""
+        return OLLAMA_SMALLER.format(model=model, tokens=found.tokens, window=self.window)
+
+    def confirm(self) -> str:
+        """After a request loaded the model: the window Ollama says it runs it with (read once
+        more); returns the note to say, or ""."""
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return ""
+        found = ollama_loaded_window(*self._asked, pending.trained)
+        if found is None:  # still not said (an old Ollama): the default stands, unsaid
+            return ""
+        self.window = found.tokens
         return found.note
 
     def after_call(
@@ -171,17 +235,19 @@ class ContextBudget:
         usage: tuple[int, int] | None,
         text: str,
         whole: int | None = None,
+        first_counts_all: bool = True,
     ) -> str:
         """Record what one call used; returns a warning when the request was larger than the
         window or the server seems to have cut what it was sent, else "".
 
         `whole` is the whole prompt's size when the server's numbers say it (cached part
         included: `usage_report.whole_prompt`). Without it the first call's `prompt_tokens`
-        stands for it (nothing of this session is cached yet); a later call's may leave out a
-        cached prefix (Ollama counts only what it evaluated), so it is not read as the size
-        of the prompt: no warning, and the estimate stands when it is larger."""
-        first, self._first = self._first, False
-        if whole is None and first and usage is not None:
+        stands for it (nothing of this session is cached yet), unless `first_counts_all` is
+        False: a server that counts only what it evaluated (Ollama) may hold the same fixed
+        prompt from an earlier session. A later call's may leave out a cached prefix, so it is
+        not read as the size of the prompt: no warning, and the estimate stands when larger."""
+        first, self.first = self.first, False
+        if whole is None and first and first_counts_all and usage is not None:
             whole = usage[0]
         self.prompt_counted = whole
         sent = estimate_tokens(request)
@@ -201,5 +267,5 @@ class ContextBudget:
 
     def reset(self) -> None:
         self.used = 0
-        self._first = True
+        self.first = True
         self.prompt_counted = None

@@ -39,6 +39,7 @@ from mm_tui.agent.text_calls import (
     to_text_protocol,
     tools_ignored,
 )
+from mm_tui.agent.toolless_reply import ToolsIgnoredWatch
 from mm_tui.agent.tools.registry import ToolRegistry
 from mm_tui.agent.turn_signals import TurnSignals
 from mm_tui.agent.turn_tally import TurnTally
@@ -89,6 +90,7 @@ class ModelCall:
         #: docs/decisions/0005-text-protocol.md.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
         self._said_tools_dropped = False
+        self.toolless = ToolsIgnoredWatch()
         #: The last rung: a call no repair reads is asked again under a grammar.
         self.constrained = ConstrainedRetry(config.base_url)
         #: The fixed prompt counted and shrunk to the window served (first turn).
@@ -202,6 +204,12 @@ class ModelCall:
         if not assembler.calls and (assembler.text or assembler.reasoning):
             content = self._calls_from_text(assembler)
         self._constrained_retry(request, assembler, tally)
+        if not assembler.calls and self.tool_mode == "native" and request.get("tools"):
+            line = self.toolless.check(
+                content, self.conversation.messages, lambda: self.constrained.server().name
+            )
+            if line:  # told, never switched: the person knows their server
+                self.signals.sink(Notice("warning", line))
         self._record(assembler, content)
         return assembler
 
@@ -213,9 +221,23 @@ class ModelCall:
         if assembler.usage is not None:
             tally.add_usage(*assembler.usage)
             self.signals.sink(Usage(*assembler.usage))
+        confirmed = self.budget.confirm()  # the window once the first request loaded it
+        if confirmed:
+            self.signals.sink(Notice("warning", confirmed))
         reported = assembler.reported
         whole = whole_prompt(reported, assembler.timings_prompt) if reported else None
-        warning = self.budget.after_call(request, assembler.usage, assembler.text, whole)
+        # Ollama counts only what it evaluated, and its cache may hold an earlier session's
+        # prefix: even the session's first count is not the whole prompt there. Whether it
+        # cuts is read from the context it says it runs the model with instead.
+        on_ollama = self.budget.first and self.constrained.server().name == "ollama"
+        first_counts_all = not (on_ollama and whole is None)
+        if on_ollama and self.budget.configured:
+            smaller = self.budget.check_configured(self.config.base_url, str(request["model"]))
+            if smaller:
+                self.signals.sink(Notice("warning", smaller))
+        warning = self.budget.after_call(
+            request, assembler.usage, assembler.text, whole, first_counts_all
+        )
         if warning and self._tools_dropped(request, assembler):
             warning = ""  # a short count because the template dropped the tools, not a cut
         if warning and not tally.warned_truncation:

@@ -34,6 +34,16 @@ SHRUNK = (
     "the fixed prompt took {before} of the {window} tokens served (over {share:.0%}): "
     "{steps} — now {after}"
 )
+#: Past this share of the window, even shrunk, the fixed part leaves the conversation too
+#: little room: said once, as a warning with what to change.
+CROWDED_SHARE = 0.5
+CROWDED = (
+    "the fixed prompt (system prompt and tools) takes {tokens} of the {window} tokens of context"
+    "{how}, leaving little room for the conversation — raise the server's context (llama-server "
+    "-c, Ollama OLLAMA_CONTEXT_LENGTH or num_ctx) and set contextWindow, or shorten systemPrompt "
+    "and AGENTS.md"
+)
+OVER = " — more than the whole window"
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 
@@ -117,6 +127,8 @@ class PromptFit:
         self.source = ""
         self.short = False
         self.dropped: tuple[str, ...] = ()
+        #: The warning when the fixed part, even shrunk, is over or near the window ("": none).
+        self.crowded = ""
 
     def tools(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The tools as the request declares them, after the steps taken."""
@@ -143,6 +155,25 @@ class PromptFit:
         limit = self.share * window
         if before <= limit:
             return ""
+        shrunk = self._shrink(call, model, window, before, measure, may_switch_mode)
+        if self.tokens > CROWDED_SHARE * window:  # even shrunk: what to change
+            how = OVER if self.tokens >= window else f" ({self.tokens / window:.0%})"
+            self.crowded = CROWDED.format(
+                tokens=short_count(self.tokens), window=short_count(window), how=how
+            )
+        return shrunk
+
+    def _shrink(
+        self,
+        call: Shapeable,
+        model: str,
+        window: int,
+        before: int,
+        measure: Callable[[], int],
+        may_switch_mode: bool,
+    ) -> str:
+        """The steps, in order, while the fixed part takes more than the share of `window`."""
+        limit = self.share * window
         steps: list[str] = []
         self.short = True
         steps.append("short tool descriptions")

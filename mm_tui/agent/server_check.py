@@ -161,7 +161,8 @@ def check_context(config: Config, model: str) -> Finding:
             CONTEXT_LINE.format(tokens=config.context_window, source="contextWindow"),
         )
     window = discover_context_window(config.base_url, model)
-    text = CONTEXT_LINE.format(tokens=window.tokens, source=window.source)
+    source = f"{window.source} until the model is loaded" if window.pending else window.source
+    text = CONTEXT_LINE.format(tokens=window.tokens, source=source)
     if window.note:
         return Finding("context", "warning", f"{text} — {window.note}")
     return Finding("context", "ok", text)

@@ -183,9 +183,11 @@ def probe_speed(config: Config, model: str) -> Finding:
 
 def served_context(config: Config, model: str, expected: int, *, timeout: float = 2.0) -> Finding:
     """The context the server actually runs the model with, where it says so — Ollama's
-    `/api/ps` (`context_length`, once the probe loaded it), vLLM's `/v1/models`
-    (`max_model_len`), LM Studio's `/api/v0/models/{model}` (`loaded_context_length`), KoboldCpp's
-    `/api/extra/true_max_context_length` (`--contextsize`) — against what mm-tui assumes. llama-server's `/props` is already what `check_context` read."""
+    `/api/ps` (`context_length`, once the probe loaded it), vLLM's and SGLang's `/v1/models`
+    (`max_model_len`, labelled by the server that wrote it), LM Studio's
+    `/api/v0/models/{model}` (`loaded_context_length`), KoboldCpp's
+    `/api/extra/true_max_context_length` (`--contextsize`) — against what mm-tui assumes.
+    llama-server's `/props` is already what `check_context` read."""
     for source, tokens in _served_sizes(config.base_url, model, timeout):
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
             continue
@@ -205,7 +207,7 @@ def _served_sizes(base_url: str, model: str, timeout: float) -> Any:
     root = root_url(base_url)
     asks = [
         ("ollama /api/ps", f"{root}/api/ps", "models", "context_length"),
-        ("vllm max_model_len", f"{base_url.rstrip('/')}/models", "data", "max_model_len"),
+        ("{owner} max_model_len", f"{base_url.rstrip('/')}/models", "data", "max_model_len"),
         ("lm studio loaded_context_length", f"{root}/api/v0/models", "data",
          "loaded_context_length"),
         ("koboldcpp true_max_context_length", f"{root}/api/extra/true_max_context_length",
@@ -227,4 +229,15 @@ def _served_sizes(base_url: str, model: str, timeout: float) -> Any:
                 item.get("name"),
                 item.get("model"),
             ):
-                yield source, item.get(field)
+                yield source.format(owner=_owner(item)), item.get(field)
+
+
+#: `owned_by` on `/v1/models` -> the server's name, for servers that say `max_model_len`.
+_LISTING_OWNERS = {"vllm": "vllm", "sglang": "sglang"}
+
+
+def _owner(item: dict[str, Any]) -> str:
+    """The server that wrote a model listing's entry, by its `owned_by` (vLLM and SGLang
+    both say `max_model_len`); "/v1/models" when it does not say."""
+    owner = item.get("owned_by")
+    return _LISTING_OWNERS.get(owner, "/v1/models") if isinstance(owner, str) else "/v1/models"

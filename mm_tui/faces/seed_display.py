@@ -31,7 +31,7 @@ from mm_tui.agent.events import (
     Usage,
 )
 from mm_tui.faces.terminal import Style, TerminalWriter
-from mm_tui.support.terminal_text import one_line
+from mm_tui.support.terminal_text import one_line, visible
 
 #: The seed's icon before each tool's name; bash's is followed by two spaces, as in the seed
 #: (🛠️ is drawn one column wide by many terminals).
@@ -61,8 +61,11 @@ def call_header(event: ToolStarted) -> str:
         rest = event.title.removeprefix(event.name).strip()
     command = event.arguments.get("command")
     if name == "bash" and isinstance(command, str) and command.strip():
-        # the whole command, not only the row title's first line: the person sees what runs
-        rest = f"\n{INDENT}".join(command.strip().split("\n"))
+        # the whole command, not only the row title's first line: the person sees what runs;
+        # what the title adds after the command (` · timeout 10m`) stays on the header
+        shown = f"bash {visible(command.strip(), keep_newlines=False)}"
+        added = event.title.removeprefix(shown) if event.title.startswith(shown) else ""
+        rest = f"\n{INDENT}".join(command.strip().split("\n")) + added
     icon = TOOL_ICONS.get(name, OTHER_TOOL_ICON)
     return f"{icon}{name}: {rest}" if rest else f"{icon}{name}"
 

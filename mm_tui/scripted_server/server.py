@@ -69,6 +69,8 @@ class ScriptedServer:
         self.ollama_ctx: int | None = None
         #: Served as `num_ctx` in the `parameters` of POST /api/show when set.
         self.ollama_num_ctx: int | None = None
+        #: Served as the loaded model's `context_length` on GET /api/ps (Ollama) when set.
+        self.ollama_loaded: int | None = None
         self.ollama_version = OLLAMA_VERSION  # GET /api/version (ollama dialect)
         #: What a grammar in a request does (grammar.py): honoured, ignored, or refused.
         self.grammar: GrammarMode = "honour"

@@ -29,6 +29,7 @@ class ScriptedServer(Protocol):
     n_ctx: int | None
     ollama_ctx: int | None
     ollama_num_ctx: int | None
+    ollama_loaded: int | None
     ollama_version: str
 
 
@@ -64,6 +65,10 @@ def answer_get(owner: ScriptedServer, path: str) -> Answer | None:
         return 200, {"default_generation_settings": settings, "total_slots": 1}
     if path == "/api/version" and dialect == "ollama":
         return 200, {"version": owner.ollama_version}
+    if path == "/api/ps" and dialect == "ollama" and owner.ollama_loaded is not None:
+        loaded = [{"name": name, "model": name, "context_length": owner.ollama_loaded}
+                  for name in owner.models]  # fmt: skip
+        return 200, {"models": loaded}
     return None
 
 

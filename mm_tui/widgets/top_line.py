@@ -51,6 +51,16 @@ def prompt_text(prompt: int, window: int) -> str:
     return f"prompt {short_count(prompt)}/{short_count(window)}"
 
 
+#: The fixed prompt is shown beside the context only while the two differ by this share:
+#: after a first short turn they are the same number, said twice.
+PROMPT_APART = 0.1
+
+
+def prompt_differs(prompt: int, used: int) -> bool:
+    """Whether `prompt N` says something `context N` does not."""
+    return prompt > 0 and abs(used - prompt) >= PROMPT_APART * max(used, prompt)
+
+
 def cache_text(percent: int) -> str:
     """`cache 92%`: the share of the last prompt the server reused, as it said."""
     return f"cache {percent}%"
@@ -89,7 +99,11 @@ class TopLine(Static):
             Content.styled("mm-tui", "bold $accent"),
             Content.styled(one_line(view.model, LABEL_CHARS) or "no model yet", "bold"),
             Content.styled(context_text(view.used, view.window), context_style(view)),
-            *([Content(prompt_text(view.prompt, view.window))] if view.prompt else []),
+            *(
+                [Content(prompt_text(view.prompt, view.window))]
+                if prompt_differs(view.prompt, view.used)
+                else []
+            ),
             *([Content(cache_text(view.cache))] if view.cache is not None else []),
             Content(one_line(short_path(view.cwd))),
             Content(one_line(short_server(view.server), LABEL_CHARS)),

@@ -252,3 +252,18 @@ def test_crlf_mixed_and_lone_cr_line_ends_travel_exactly_in_acp_diffs(
     assert (planned.old_text, planned.new_text) == (edited, rewritten)
     [made] = diffs(client.final(write.tool_call_id).content)
     assert (made.old_text, made.new_text) == (edited, rewritten)
+
+
+def test_a_bash_call_given_more_time_shows_it_in_its_title(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo built", "timeout": 600})]),
+        Reply(text="Built."),
+    )
+    client = RecordingClient(answer="allow_once")
+
+    assert one_turn(client, tmp_path, model_server.base_url, "build it") == "end_turn"
+    [start] = client.starts()
+    assert start.title == "bash echo built · timeout 10m"
+    assert texts(client.final(start.tool_call_id).content) == ["built\n"]

@@ -266,3 +266,39 @@ def test_importing_the_config_loads_neither_yaml_nor_msgspec() -> None:
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert shown.stdout.strip() == "[]", shown.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("bashTimeout: soon\n", "line 1: key 'bashTimeout': expected a number of seconds, like 30"),
+        ("bashTimeout: true\n", "line 1: key 'bashTimeout': expected a number of seconds"),
+        ("bashTimeout: 0\n", "key 'bashTimeout': expected a number of seconds from 1 to 86400"),
+        ("bashTimeout: -5\n", "key 'bashTimeout': expected a number of seconds from 1 to 86400"),
+        ("bashTimeout: .nan\n", "key 'bashTimeout': expected a number of seconds from 1 to 86400"),
+        ("bashTimeout: .inf\n", "key 'bashTimeout': expected a number of seconds from 1 to 86400"),
+        ("bashTimeoutMax: 10m\n", "key 'bashTimeoutMax': expected a number of seconds, like 600"),
+        (
+            "model: m\nbashTimeoutMax: 20\n",
+            "line 2: key 'bashTimeoutMax': 20 is below bashTimeout (30)",
+        ),
+        (
+            "bashTimeout: 120\nbashTimeoutMax: 60\n",
+            "line 2: key 'bashTimeoutMax': 60 is below bashTimeout (120)",
+        ),
+    ],
+)
+def test_a_bad_bash_time_limit_is_one_line_naming_the_key(text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config_text(text, Path("/p/.mm.yaml"))
+    message = str(caught.value)
+    assert message.startswith("config error in /p/.mm.yaml")
+    assert expected in message and "\n" not in message
+
+
+def test_the_bash_time_limits_default_to_the_seeds_thirty_seconds_and_ten_minutes() -> None:
+    assert (Config().bash_timeout, Config().bash_timeout_max) == (30.0, 600.0)
+    config = parse_config_text("bashTimeout: 90\nbashTimeoutMax: 3600\n", Path("/p/.mm.yaml"))
+    assert (config.bash_timeout, config.bash_timeout_max) == (90.0, 3600.0)
+    alone = parse_config_text("bashTimeout: 1.5\n", Path("/p/.mm.yaml"))
+    assert (alone.bash_timeout, alone.bash_timeout_max) == (1.5, 600.0)

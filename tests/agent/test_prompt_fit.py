@@ -152,3 +152,43 @@ def test_short_descriptions_keep_the_skills_catalogue(tmp_path: Path) -> None:
 def test_the_top_line_writes_the_prompt_against_the_window() -> None:
     assert prompt_text(1500, 8192) == "prompt 1.5k/8.2k"
     assert prompt_text(851, 0) == "prompt 851"
+
+
+@pytest.mark.parametrize(("n_ctx", "how"), [(3000, " (7"), (1024, " — more than the whole window")])
+def test_a_fixed_prompt_near_or_over_the_window_is_said_once_with_what_to_change(
+    scripted_server_factory, tmp_path: Path, n_ctx: int, how: str
+) -> None:
+    server = scripted_server_factory("llamacpp")
+    server.n_ctx = n_ctx
+    events: list[Event] = []
+    agent = default_agent(server, tmp_path, events, system_prompt="Follow the house rules. " * 200)
+    try:
+        server.enqueue(Reply(text="Hello."), Reply(text="Again."))
+        agent.run_turn("hi")
+        agent.run_turn("hi again")
+        said = [e.text for e in events if isinstance(e, Notice) and e.level == "warning"]
+        crowded = [t for t in said if t.startswith("the fixed prompt (system prompt and tools)")]
+        assert len(crowded) == 1, said
+        assert f"tokens of context{how}" in crowded[0]
+        assert crowded[0].endswith(
+            "leaving little room for the conversation — raise the server's context "
+            "(llama-server -c, Ollama OLLAMA_CONTEXT_LENGTH or num_ctx) and set contextWindow, "
+            "or shorten systemPrompt and AGENTS.md"
+        )
+    finally:
+        agent.close()
+
+
+def test_a_fixed_prompt_well_inside_the_window_says_nothing_of_room(
+    scripted_server_factory, tmp_path: Path
+) -> None:
+    server = scripted_server_factory("llamacpp")
+    server.n_ctx = 4096  # shrunk to fit: said as info, no warning
+    events: list[Event] = []
+    agent = default_agent(server, tmp_path, events)
+    try:
+        server.enqueue(Reply(text="Hello."))
+        agent.run_turn("hi")
+        assert [e.text for e in events if isinstance(e, Notice) and e.level == "warning"] == []
+    finally:
+        agent.close()

@@ -158,8 +158,8 @@ def test_native_mode_does_not_switch(
 def test_context_window_is_asked_of_llama_server_then_ollama(model_server: ScriptedServer) -> None:
     assert discover_context_window(model_server.base_url, "m").tokens == 8192
     model_server.ollama_ctx = 131072
-    window = discover_context_window(model_server.base_url, "m")
-    assert window.tokens == 4096 and "supports 131072" in window.note
+    window = discover_context_window(model_server.base_url, "m")  # no /api/ps: not loaded
+    assert (window.tokens, window.pending, window.note, window.trained) == (4096, True, "", 131072)
     model_server.ollama_num_ctx = 16384
     assert discover_context_window(model_server.base_url, "m").tokens == 16384
     model_server.n_ctx = 32768

@@ -198,3 +198,14 @@ def test_no_color_turns_colour_off_on_a_terminal(
         styled = tmux.screen(styled=True)
     assert "🛠️  bash: echo hi" in styled and "  hi" in styled
     assert "\x1b[90m" not in styled and "\x1b[1m" not in styled
+
+
+def test_a_bash_call_given_more_time_says_so_after_the_command() -> None:
+    title = "bash make test · timeout 10m"
+    assert header("bash", {"command": "make test", "timeout": 600}, title) == (
+        "🛠️  bash: make test · timeout 10m"
+    )
+    command = "cd src\nmake test"
+    assert header("bash", {"command": command}, "bash cd src\\nmake test · timeout 2m") == (
+        "🛠️  bash: cd src\n  make test · timeout 2m"
+    )

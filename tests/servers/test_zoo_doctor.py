@@ -21,13 +21,13 @@ NOT_SAID = "context served: the server does not say"
 EXPECTED = {
     "llama-server": ("16384 tokens (llama-server /props)", NOT_SAID),
     "ollama": (
-        "4096 tokens (ollama default) — Ollama runs qwen2.5-coder:14b with its default context",
+        "4096 tokens (ollama default until the model is loaded)",
         "context served: {model} is loaded with 16384 tokens (ollama /api/ps)",
     ),
     "vllm": ("8192 tokens (default)",
              "context served: {model} is loaded with 16384 tokens (vllm max_model_len)"),
     "sglang": ("8192 tokens (default)",
-               "context served: {model} is loaded with 32768 tokens (vllm max_model_len)"),
+               "context served: {model} is loaded with 32768 tokens (sglang max_model_len)"),
     "mlx_lm.server": ("8192 tokens (default)", NOT_SAID),
     "lm-studio": ("8192 tokens (default)", "context served: {model} is loaded with 16384 tokens "
                   "(lm studio loaded_context_length)"),
@@ -84,10 +84,28 @@ def test_ollama_says_the_context_it_loaded_the_model_with(tmp_path: Path) -> Non
 
     with Ollama() as ollama:
         before = discover_context_window(ollama.base_url, ollama.model)
-        assert (before.tokens, before.source) == (4096, "ollama default")
+        assert (before.tokens, before.source, before.pending) == (4096, "ollama default", True)
+        assert before.note == ""  # a default not confirmed is never warned about
         script_the_probes(ollama)
         doctor(ollama, tmp_path)
 
         after = discover_context_window(ollama.base_url, ollama.model)
 
     assert (after.tokens, after.source, after.note) == (16384, "ollama /api/ps", "")
+
+
+def test_the_doctor_says_when_ollama_loaded_the_model_with_a_small_context(tmp_path: Path) -> None:
+    """Before the probe Ollama's context is an unconfirmed default, said as such; after it,
+    a small context it confirms is a warning with its fix."""
+    from tests.servers.zoo.ollama import Ollama
+
+    with Ollama() as ollama:
+        ollama.context = 4096
+        script_the_probes(ollama)
+        lines = doctor(ollama, tmp_path).splitlines()
+
+    assert "✓ context window 4096 tokens (ollama default until the model is loaded)" in lines
+    assert (
+        "! Ollama runs qwen2.5-coder:14b with 4096 tokens of context (the model supports 32768) "
+        "— raise it with OLLAMA_CONTEXT_LENGTH or num_ctx, then set contextWindow"
+    ) in lines, lines

@@ -16,6 +16,7 @@ from acp import text_block
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
+from mm_tui.widgets.blocks import NoticeLine
 from tests.acp.client import RecordingClient, mm_acp
 from tests.faces.helpers import clean_env, mm
 from tests.servers.scenario import (
@@ -28,12 +29,6 @@ from tests.servers.scenario import (
 from tests.servers.zoo import Emulator
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import answers, notices, turn_over
-
-#: On Ollama the first turn still says two things that are not so: that it runs the model at
-#: its 4096-token default (it cannot know OLLAMA_CONTEXT_LENGTH before a request loaded the
-#: model), and, from the warm cache's `usage.prompt_tokens` (the evaluated tokens only), that
-#: the server is cutting the conversation. Reading cached tokens right is other work.
-MISSAID = ("ollama",)
 
 
 def no_error_said(text: str) -> None:
@@ -52,9 +47,25 @@ def test_mm_p_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path
     assert result.stdout.rstrip().splitlines()[-2] == ANSWER, result.stdout
     no_error_said(result.stdout + result.stderr)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("[warning]")]
-    if emulator.name not in MISSAID:
-        assert warnings == [], warnings
+    assert warnings == [], warnings
     assert_the_file_reached_the_model(emulator)
+
+
+def test_a_second_session_on_the_servers_warm_cache_warns_of_nothing(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    """The second run's first request finds its whole fixed prompt in the server's cache:
+    a server that counts only what it evaluated (Ollama, mlx) reports a few tokens."""
+    project = make_project(tmp_path)
+    for _ in range(2):
+        script(emulator)
+        result = mm("-p", QUESTION, "--base-url", emulator.base_url, "--model", emulator.model,
+                    cwd=project, env=clean_env(tmp_path))  # fmt: skip
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.rstrip().splitlines()[-2] == ANSWER, result.stdout
+        warnings = [line for line in result.stderr.splitlines() if line.startswith("[warning]")]
+        assert warnings == [], warnings
+    assert len(emulator.requests) == 4
 
 
 def test_acp_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path: Path) -> None:
@@ -75,7 +86,7 @@ def test_acp_holds_a_conversation_with_a_tool_call(emulator: Emulator, tmp_path:
     [start] = client.starts()
     assert start.title == "read_file notes.txt" and start.kind == "read"
     assert client.final(start.tool_call_id).status == "completed"
-    assert [n for n in client.notices() if n[0] == "error"] == []
+    assert [n for n in client.notices() if n[0] in ("error", "warning")] == []
     assert_the_file_reached_the_model(emulator)
 
 
@@ -100,6 +111,8 @@ async def test_the_window_holds_a_conversation_with_a_tool_call(
             await wait_for(pilot, turn_over(app), "the turn ends")
             assert answers(app)[-1] == ANSWER, notices(app)
             no_error_said("\n".join(notices(app)))
+            warned = [n.text for n in app.query(NoticeLine) if n.level == "warning"]
+            assert warned == [], warned
     finally:
         for agent in agents:
             agent.close()

@@ -401,3 +401,21 @@ async def test_the_transcript_follows_the_bottom_until_scrolled_up(still_app: An
         transcript.scroll_end(animate=False)
         await play(pilot, rows(60))
         assert transcript.scroll_y == transcript.max_scroll_y  # back at the bottom: follows
+
+
+async def test_a_bash_call_given_more_time_runs_to_the_end_and_its_row_says_so(
+    model_server: Any, live_app: Any
+) -> None:
+    command = "sleep 2; echo built"
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": command, "timeout": 90})]),
+        Reply(text="Built."),
+    )
+    app = live_app(permissions="allow", bash_timeout=1.0, bash_timeout_max=120.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "Build it")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        row = next(iter(app.transcript.rows.values()))
+        assert (row.status, row.output) == (ToolStatus.DONE, "built\n")
+        assert row.render().plain.startswith(f"‣ bash {command} · timeout 1m30s  ")
+        assert tool_messages(model_server, 2) == ["built\n"]

@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 
+from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import Finding, FirstRunCheck, first_run_check
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import ScriptedServer
+from mm_tui.scripted_server import Reply, ScriptedServer
 from mm_tui.widgets.first_run import HINTS, FirstRunPanel
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.window.ports import live_factory
-from tests.window.conftest import wait_for
+from tests.window.conftest import send, wait_for
+from tests.window.test_window_conversation import turn_over
 
 pytestmark = pytest.mark.anyio
 
@@ -156,3 +158,34 @@ async def test_yolo_from_the_command_line_is_on_the_top_line_from_the_first_fram
     app = still_app(Config(model="m", yolo=True))
     async with app.run_test(size=(120, 24)):
         assert top_line(app).endswith(" · yolo")
+
+
+async def test_the_top_line_says_the_prompt_apart_only_once_it_differs_from_the_context(
+    model_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """After a first short turn the context is the fixed prompt: `prompt 1.3k/8.2k` beside
+    `context 1.3k/8.2k` said it twice. It shows once the conversation adds to it."""
+    config = Config(base_url=model_server.base_url, model="m", lsp_servers=())
+    agents: list[Agent] = []
+
+    def factory(sink: Any) -> Agent:
+        agents.append(Agent(config, sink, tmp_path, retry_delays=()))
+        return agents[-1]
+
+    model_server.enqueue(Reply(text="Hi."), Reply(text="Read it."))
+    app = MMApp(config, tmp_path, agent_factory=factory, history_path=tmp_path / "h.jsonl")
+    try:
+        async with app.run_test(size=(200, 30)) as pilot:
+            await send(pilot, "hi")
+            await wait_for(pilot, turn_over(app), "the first turn ends")
+            await pilot.pause()
+            first = top_line(app)
+            assert "context " in first and "prompt " not in first, first
+            await send(pilot, "please read this: " + "lorem ipsum dolor sit amet " * 150)
+            await wait_for(pilot, turn_over(app, 2), "the second turn ends")
+            await pilot.pause()
+            second = top_line(app)
+            assert "prompt " in second, second
+    finally:
+        for agent in agents:
+            agent.close()

@@ -88,6 +88,10 @@ class Config:
     max_tool_calls: int = 32
     #: Processes one bash command may add (RLIMIT_NPROC; a fork bomb stops there).
     max_processes: int = 512
+    #: Seconds a bash command may run (the seed's 30 s), and the most one call may ask for
+    #: with its `timeout` argument (ten minutes, as Claude Code and OpenCode allow).
+    bash_timeout: float = 30.0
+    bash_timeout_max: float = 600.0
     #: Environment variables removed for bash and language servers, beyond the built-in
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = ()

@@ -15,6 +15,8 @@ Positive = Annotated[int, Meta(gt=0)]
 Fraction = Annotated[float, Meta(ge=0, le=1)]
 #: OpenAI's range for `temperature`; NaN and infinity fail it (every request would fail).
 Temperature = Annotated[float, Meta(ge=0, le=2)]
+#: A bash time limit: at least a second, at most a day (a typo of minutes for seconds fits).
+Seconds = Annotated[float, Meta(ge=1, le=86_400)]
 NonEmptyList = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
 
 
@@ -82,6 +84,8 @@ class ConfigFile(Struct, forbid_unknown_fields=True, frozen=True):
     lsp_servers: LspSection | None | UnsetType = field(name="lsp", default=UNSET)
     max_tool_calls: Positive | None | UnsetType = field(name="maxToolCalls", default=UNSET)
     max_processes: Positive | None | UnsetType = field(name="maxProcesses", default=UNSET)
+    bash_timeout: Seconds | None | UnsetType = field(name="bashTimeout", default=UNSET)
+    bash_timeout_max: Seconds | None | UnsetType = field(name="bashTimeoutMax", default=UNSET)
     scrub_env: list[str] | None | UnsetType = field(name="scrubEnv", default=UNSET)
     theme: Annotated[str, Meta(min_length=1)] | None | UnsetType = UNSET
     keymap: dict[str, Annotated[str, Meta(min_length=1)]] | None | UnsetType = UNSET
@@ -110,6 +114,8 @@ EXPECTED: dict[str, str] = {
     "permissions.deny": "a list of rules like bash(rm *) or read_file(~/.ssh/**)",
     "maxToolCalls": "a whole number of tool calls",
     "maxProcesses": "a whole number of processes",
+    "bashTimeout": "a number of seconds, like 30 or 120",
+    "bashTimeoutMax": "a number of seconds, like 600",
     "scrubEnv": "a list of environment variable names or patterns like *_PASSWORD",
     "yolo": "true or false",
     "maxTurns": "a whole number",
@@ -141,4 +147,6 @@ IN_RANGE: dict[str, str] = {
     "maxTurns": "a positive number",
     "maxToolCalls": "a positive number",
     "temperature": "a number from 0 to 2",
+    "bashTimeout": "a number of seconds from 1 to 86400 (a day)",
+    "bashTimeoutMax": "a number of seconds from 1 to 86400 (a day)",
 }

@@ -177,11 +177,26 @@ def _build(file: ConfigFile, path: Path, root: Any) -> tuple[Config, list[Proble
         values["notifications"] = Notifications() if notify else Notifications(False, "off")
     elif isinstance(notify, NotificationsSection):
         values["notifications"] = Notifications(notify.bell, notify.desktop)
+    problems += _timeout_problems(values, root)
     section = values.pop("lsp_servers", None)
     if section is not None or file.lsp_servers is None:  # `lsp:` left empty: no servers
         specs, problems = _lsp_specs(section, root)
         values["lsp_servers"] = specs
     return replace(Config(source=path), **values), problems
+
+
+def _timeout_problems(values: dict[str, Any], root: Any) -> list[Problem]:
+    """A ceiling below the default limit would let no call ask for more: said, not bent."""
+    ceiling = values.get("bash_timeout_max")
+    default = values.get("bash_timeout", Config.bash_timeout)
+    if ceiling is None or ceiling >= default:
+        return []
+    key = ("bashTimeoutMax",)
+    message = (
+        f"{ceiling:g} is below bashTimeout ({default:g}): "
+        "the most a bash call may ask for cannot be less than its default limit"
+    )
+    return [Problem(key_line(root, key), key, message)]
 
 
 def _rule_problems(texts: tuple[str, ...], key: tuple[str, ...], root: Any) -> list[Problem]:

@@ -19,11 +19,9 @@ Choices where the seeds are silent:
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
 import re
-import selectors
 import signal
 import subprocess
 import time
@@ -40,6 +38,13 @@ from mm_tui.agent.tools.base import (
     ToolKind,
     ToolPreview,
     ToolResult,
+)
+from mm_tui.agent.tools.bash_output import PipeReader
+from mm_tui.agent.tools.bash_timeout import (
+    DEFAULT_CEILING_SECONDS,
+    DEFAULT_SECONDS,
+    FIELD,
+    TimeoutPolicy,
 )
 from mm_tui.support.call_processes import (
     MARK_NAME,
@@ -60,7 +65,6 @@ from mm_tui.support.terminal_fence import fenced_popen
 from mm_tui.support.terminal_text import visible
 
 NAME = "bash"
-DEFAULT_TIMEOUT = 30.0
 REJECTED = "[command rejected by the user]"
 TIMEOUT_LINE = "[error: {seconds}s timeout exceeded]"
 EXIT_LINE = "[exit code: exit status {code}]"
@@ -71,7 +75,6 @@ BACKGROUND_LINE = (
     "redirect it to a file (command > out.log 2>&1 &) to keep it]"
 )
 BINARY_OUTPUT = "[binary output: {size} bytes not shown; pipe it through `od -c | head` to see it]"
-TRUNCATED_LINE = "[output truncated: {count} characters not shown]"
 FLOOD_LINE = (
     "[error: the command printed more than {limit} MiB, so it was stopped; "
     "redirect its output to a file and read the part you need]"
@@ -86,68 +89,27 @@ _FORK_FAILED = re.compile(r"fork: (?:retry: )?Resource temporarily unavailable")
 DESCRIPTION = (
     "Run a shell command with bash -c in the project directory and get its output "
     "(stdout and stderr together). No input can be typed: use non-interactive flags "
-    "(git --no-pager, apt-get -y). Time limit 30 s. Prefer read_file, write_file and "
-    'edit_file for files. Example: {"command": "ls -la src && git status"}'
+    "(git --no-pager, apt-get -y). Time limit {limit}. Prefer read_file, write_file and "
+    'edit_file for files. Example: {{"command": "ls -la src && git status"}}'
 )
+#: How the limit reads in the description when a call may ask for more.
+LIMIT_WITH_CEILING = "{default:g} s (a long build or test may set timeout, up to {ceiling:g} s)"
 PARAMETERS: dict[str, Any] = {
     "type": "object",
-    "properties": {"command": {"type": "string", "description": "The bash command to run."}},
+    "properties": {
+        "command": {"type": "string", "description": "The bash command to run."},
+        FIELD: {"type": "integer", "description": "Seconds; only when more time is needed."},
+    },
     "required": ["command"],
 }
 
-READ_CHUNK_BYTES = 65_536
 POLL_SECONDS = 0.05  # how often cancel and the clock are checked while nothing is printed
-EMIT_EVERY_SECONDS = 0.1  # live output goes to the window at most this often
-EMIT_PENDING_LIMIT = 16_384  # a flood sends only its latest characters to the live row
 OUTPUT_LIMIT_BYTES = 32 << 20  # a flood (`yes`) is stopped here rather than after 30 s
 BACKGROUND_GRACE_SECONDS = 0.25  # time spent waiting on the still-open pipe after the exit
 BACKGROUND_STREAM_SECONDS = 3.0  # a background job printing without pause: stop after this
 TERMINATE_GRACE_SECONDS = 0.2  # between SIGTERM and SIGKILL of the process group
 BINARY_SHARE = 0.3  # more than this share of U+FFFD: the output is binary
-_ANSI_SEQUENCE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
-)
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _EXTRA_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-
-
-def clean_output(text: str) -> str:
-    """Text a terminal would have interpreted, made plain: colours off, CRLF to LF."""
-    text = _ANSI_SEQUENCE.sub("", text.replace("\r\n", "\n"))
-    return _CONTROL_CHARACTER.sub("\ufffd", text)
-
-
-class HeadTailBuffer:
-    """Keeps the first and last `limit / 2` characters of a stream and counts the rest.
-
-    The head says what the command did, the tail how it ended (a failing test, a compiler
-    error): both matter more than the middle of a long log.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(limit, 0)
-        self.head_limit = self.limit - self.limit // 2
-        self.tail_limit = self.limit // 2
-        self.head = ""
-        self.tail = ""
-        self.total = 0
-
-    def append(self, text: str) -> None:
-        self.total += len(text)
-        if len(self.head) < self.head_limit:
-            room = self.head_limit - len(self.head)
-            self.head += text[:room]
-            text = text[room:]
-        if text and self.tail_limit:
-            self.tail = (self.tail + text)[-self.tail_limit :]
-
-    def text(self) -> str:
-        left_out = self.total - len(self.head) - len(self.tail)
-        if left_out <= 0:
-            return self.head + self.tail
-        marker = TRUNCATED_LINE.format(count=left_out)
-        before = "" if self.head.endswith("\n") else "\n"
-        return f"{self.head}{before}{marker}\n{self.tail}"
 
 
 @dataclass
@@ -167,20 +129,36 @@ class BashTool(Tool):
     kind = ToolKind.COMMAND
     rejection_text = REJECTED
 
-    fixed_description = DESCRIPTION
     parameters = PARAMETERS
 
     def __init__(
-        self, timeout: float = DEFAULT_TIMEOUT, max_processes: int = DEFAULT_MAX_PROCESSES
+        self,
+        timeout: float = DEFAULT_SECONDS,
+        max_processes: int = DEFAULT_MAX_PROCESSES,
+        timeout_max: float = DEFAULT_CEILING_SECONDS,
     ) -> None:
         self.timeout = timeout
         self.max_processes = max_processes
+        self.limits = TimeoutPolicy(timeout, max(timeout_max, timeout))
+
+    @property
+    def description(self) -> str:
+        """The seed's description with the session's limit, and the ceiling a call may ask."""
+        limits = self.limits
+        limit = (
+            LIMIT_WITH_CEILING.format(default=limits.default, ceiling=limits.ceiling)
+            if limits.ceiling > limits.default
+            else f"{limits.default:g} s"
+        )
+        return DESCRIPTION.format(limit=limit)
 
     def title(self, args: dict[str, Any]) -> str:
         """`bash <command>`, the whole command with anything that could hide part of it
-        (a newline, CR, bidi or zero-width characters, padding) escaped."""
+        (a newline, CR, bidi or zero-width characters, padding) escaped; then
+        ` · timeout 10m` when the call runs with another limit than the default."""
         command = lenient_string(args, "command").strip()
-        return f"{NAME} {visible(command, keep_newlines=False)}".rstrip()
+        title = f"{NAME} {visible(command, keep_newlines=False)}".rstrip()
+        return f"{title}{self.limits.row_label(args)}"
 
     def subject(self, args: dict[str, Any], ctx: ToolContext) -> Subject | None:
         command = lenient_string(args, "command")
@@ -224,10 +202,11 @@ class BashTool(Tool):
             reason = error.strerror or str(error)
             return ToolResult(CANNOT_START.format(reason=reason), ToolStatus.FAILED)
         assert process.stdout is not None
-        reader = _PipeReader(process.stdout.fileno(), ctx)
+        reader = PipeReader(process.stdout.fileno(), ctx)
         outcome = _Outcome(ToolStatus.FAILED)
+        limit = self.limits.for_call(args)
         try:
-            outcome = self._follow(process, reader, ctx)
+            outcome = self._follow(process, reader, ctx, limit.seconds)
         finally:
             reader.close()
             process.stdout.close()
@@ -239,17 +218,24 @@ class BashTool(Tool):
             elif group_alive(process.pid):  # left running in the background, by design
                 keep_reaping(process.pid)
             reap_group_zombies(process.pid)
-        result = _result(reader, outcome, self.timeout)
+        result = _result(reader, outcome, limit.seconds)
         if forks_failed:
             line = PROCESS_LIMIT_LINE.format(limit=self.max_processes)
-            return ToolResult(f"{result.output}\n{line}", ToolStatus.FAILED)
+            result = ToolResult(f"{result.output}\n{line}", ToolStatus.FAILED)
+        if limit.note:  # the model learns that its `timeout` was not used as asked
+            body = result.output.rstrip("\n")
+            result = ToolResult(f"{body}\n{limit.note}", result.status)
         return result
 
     def _follow(
-        self, process: subprocess.Popen[bytes], reader: _PipeReader, ctx: ToolContext
+        self,
+        process: subprocess.Popen[bytes],
+        reader: PipeReader,
+        ctx: ToolContext,
+        seconds: float,
     ) -> _Outcome:
         """Read until the shell exits and the pipe closes, or until time, cancel or grace end."""
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + seconds
         exited_at: float | None = None
         waited_at_exit = 0.0
         while True:
@@ -281,76 +267,11 @@ class BashTool(Tool):
             reader.read_for(min(POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
 
 
-class _PipeReader:
-    """Reads the merged output pipe without blocking past a given wait, decoding as it goes."""
-
-    def __init__(self, descriptor: int, ctx: ToolContext) -> None:
-        self.descriptor = descriptor
-        self.ctx = ctx
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(descriptor, selectors.EVENT_READ)
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.buffer = HeadTailBuffer(ctx.max_output)
-        self.bytes_read = 0
-        self.waited_open = 0.0  # seconds spent in select while the pipe stayed open
-        self.closed = False
-        self.pending = ""
-        self.last_emit = 0.0
-
-    def read_for(self, seconds: float) -> None:
-        """Wait up to `seconds` for output and take what is there."""
-        if self.closed:
-            return
-        started = time.monotonic()
-        ready = self.selector.select(seconds)
-        chunk = os.read(self.descriptor, READ_CHUNK_BYTES) if ready else None
-        if chunk == b"":
-            self._take(self.decoder.decode(b"", final=True))
-            self.close()
-            return
-        self.waited_open += time.monotonic() - started
-        if chunk is None:
-            self._emit(force=False)
-            return
-        self.bytes_read += len(chunk)
-        self._take(self.decoder.decode(chunk))
-
-    def close(self) -> None:
-        """Stop reading: hand the window what is pending and release the selector."""
-        self._emit(force=True)
-        if not self.closed:
-            self.closed = True
-            self.selector.close()
-
-    def drain(self, seconds: float) -> None:
-        """After the group was ended: keep what it printed last, for at most `seconds`."""
-        limit = time.monotonic() + seconds
-        while not self.closed and time.monotonic() < limit:
-            self.read_for(max(limit - time.monotonic(), 0.0))
-        self._emit(force=True)
-
-    def _take(self, text: str) -> None:
-        if not text:
-            return
-        text = clean_output(text)
-        self.buffer.append(text)
-        self.ctx.keep_output(text)
-        self.pending = (self.pending + text)[-EMIT_PENDING_LIMIT:]
-        self._emit(force=False)
-
-    def _emit(self, force: bool) -> None:
-        now = time.monotonic()
-        if self.pending and (force or now - self.last_emit >= EMIT_EVERY_SECONDS):
-            self.ctx.emit_output(self.pending)
-            self.pending = ""
-            self.last_emit = now
-
-
 def _end_process_group(process: subprocess.Popen[bytes]) -> None:
     end_group_sync(process, TERMINATE_GRACE_SECONDS)
 
 
-def _result(reader: _PipeReader, outcome: _Outcome, timeout: float) -> ToolResult:
+def _result(reader: PipeReader, outcome: _Outcome, timeout: float) -> ToolResult:
     """The model's text: the output, then one line for how the command ended."""
     output = reader.buffer.text()
     if output and output.count("\ufffd") > BINARY_SHARE * len(output):

@@ -71,7 +71,7 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
     if config.bash_tool:
         from mm_tui.agent.tools.bash import BashTool
 
-        tools.append(BashTool(max_processes=config.max_processes))
+        tools.append(BashTool(config.bash_timeout, config.max_processes, config.bash_timeout_max))
     if config.edit_tools:
         from mm_tui.agent.tools.edit_file import EditFileTool
         from mm_tui.agent.tools.read_file import ReadFileTool

@@ -17,8 +17,8 @@ from mm_tui.agent.tools.bash import (
     NO_OUTPUT,
     OUTPUT_LIMIT_BYTES,
     BashTool,
-    HeadTailBuffer,
 )
+from mm_tui.agent.tools.bash_output import HeadTailBuffer
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(60)
@@ -306,3 +306,65 @@ def test_no_file_descriptor_is_leaked_whatever_the_ending(tmp_path: Path) -> Non
     for command in ("echo ok", "exit 1", "sleep 1 & echo held", "sleep 5"):
         run(command, tmp_path, timeout=0.3)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_call_may_ask_for_more_time_than_the_default_and_runs_to_completion(
+    tmp_path: Path,
+) -> None:
+    tool = BashTool(timeout=0.5, timeout_max=60)
+    command = "sleep 1.5; echo finished"
+    assert tool.run({"command": command}, context(tmp_path)).output.endswith(
+        "[error: 0.5s timeout exceeded]"
+    )
+    result = tool.run({"command": command, "timeout": 30}, context(tmp_path))
+    assert (result.output, result.status) == ("finished\n", ToolStatus.DONE)
+
+
+def test_a_timeout_written_as_text_or_a_float_is_read_as_seconds(tmp_path: Path) -> None:
+    tool = BashTool(timeout=0.5, timeout_max=60)
+    for asked in ("30", 30.0, "30s"):
+        result = tool.run({"command": "sleep 1; echo ok", "timeout": asked}, context(tmp_path))
+        assert result.output == "ok\n"
+
+
+def test_a_timeout_above_the_ceiling_is_capped_and_the_model_told_in_one_line(
+    tmp_path: Path,
+) -> None:
+    tool = BashTool(timeout=0.5, timeout_max=1)
+    result = tool.run({"command": "sleep 20", "timeout": 600000}, context(tmp_path))
+    assert result.status is ToolStatus.TIMED_OUT
+    assert result.output == (
+        "[error: 1s timeout exceeded]\n"
+        "[note: timeout 600000s is above the 1s allowed (bashTimeoutMax), "
+        "so the command ran with 1s]"
+    )
+
+
+def test_an_unreadable_timeout_runs_with_the_default_and_says_so(tmp_path: Path) -> None:
+    tool = BashTool(timeout=5, timeout_max=60)
+    for asked in ("soon", -3, 0, True, [10]):
+        result = tool.run({"command": "echo hi", "timeout": asked}, context(tmp_path))
+        assert result.output == (
+            "hi\n[note: timeout must be a number of seconds; the command ran with 5s]"
+        )
+
+
+def test_the_row_title_shows_the_time_limit_only_when_it_is_not_the_default() -> None:
+    tool = BashTool(timeout=30, timeout_max=3600)
+    assert tool.title({"command": "make test"}) == "bash make test"
+    assert tool.title({"command": "make test", "timeout": 30}) == "bash make test"
+    assert tool.title({"command": "make test", "timeout": 600}) == "bash make test · timeout 10m"
+    assert tool.title({"command": "make", "timeout": 150}) == "bash make · timeout 2m30s"
+    assert tool.title({"command": "make", "timeout": 7200}) == "bash make · timeout 1h"
+    assert tool.title({"command": "make", "timeout": 10}) == "bash make · timeout 10s"
+    assert tool.title({"command": "make", "timeout": 10**9}) == "bash make · timeout 1h"
+
+
+def test_the_description_names_the_limit_and_the_ceiling_only_when_a_call_may_ask_more() -> None:
+    assert "Time limit 30 s (a long build or test may set timeout, up to 600 s)." in (
+        BashTool().description
+    )
+    assert "Time limit 45 s. Prefer" in BashTool(timeout=45, timeout_max=45).description
+    assert BashTool().schema()["function"]["parameters"]["properties"]["timeout"]["type"] == (
+        "integer"
+    )
