@@ -205,6 +205,8 @@ class BashTool(Tool):
             return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
         if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
             return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
+        if ctx.commands is not None:  # an editor's terminal runs it, within the same bounds
+            return ctx.commands.run(command, ctx, self.timeout)
         set_up_once()
         reap_background_groups()  # earlier commands' background jobs that ended since
         mark = new_mark()
