@@ -107,7 +107,8 @@ _ANSI_SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
 )
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_EXTRA_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+#: Set for every command, here or in an editor's terminal: no pager, no password prompt.
+COMMAND_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 def clean_output(text: str) -> str:
@@ -218,7 +219,7 @@ class BashTool(Tool):
                 stderr=subprocess.STDOUT,
                 cwd=ctx.cwd,
                 start_new_session=True,
-                env=scrubbed_environment(os.environ, {**_EXTRA_ENVIRONMENT, MARK_NAME: mark}),
+                env=scrubbed_environment(os.environ, {**COMMAND_ENVIRONMENT, MARK_NAME: mark}),
                 preexec_fn=process_limit(self.max_processes),
             )
         except OSError as error:
