@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from mm_tui.acp.client_terminals import said
 from mm_tui.acp.session import SessionBridge
 from mm_tui.agent.tools.paths import is_inside
 
@@ -75,4 +76,4 @@ class ClientFiles:
             raise OSError(errno.ETIMEDOUT, f"no answer within {REQUEST_SECONDS:g}s") from None
         except Exception as error:  # a JSON-RPC error or a closed connection: one line
             log.debug("fs/%s_text_file failed", what, exc_info=True)
-            raise OSError(errno.EIO, str(error) or type(error).__name__) from None
+            raise OSError(errno.EIO, said(error)) from None

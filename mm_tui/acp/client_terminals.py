@@ -79,7 +79,7 @@ class ClientTerminals:
             return ToolResult(CANNOT_START.format(reason=reason), ToolStatus.FAILED)
         except Exception as error:  # the editor refused the terminal: one line, nothing run
             log.debug("terminal/create failed", exc_info=True)
-            reason = f"the editor's terminal: {error}"
+            reason = f"the editor's terminal: {said(error)}"
             return ToolResult(CANNOT_START.format(reason=reason), ToolStatus.FAILED)
         ctx.keep_output(end.output)
         return result_of(end, timeout, ctx.max_output, limit)
@@ -177,6 +177,14 @@ def result_of(end: _End, timeout: float, max_output: int, limit: int) -> ToolRes
         return ToolResult(output or NO_OUTPUT, status)
     body = output.rstrip("\n")
     return ToolResult("\n".join([body, *endings]) if body else "\n".join(endings), status)
+
+
+def said(error: Exception) -> str:
+    """An editor's JSON-RPC error in one line: its message, and its details when it gave some."""
+    data = getattr(error, "data", None)
+    details = data.get("details") if isinstance(data, dict) else None
+    text = str(error) or type(error).__name__
+    return f"{text} ({details})" if details else text
 
 
 def signal_words(name: str) -> str:
