@@ -4,12 +4,14 @@ terminals, and the checks mm-tui makes of its own writes and commands still hold
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from acp import text_block
 from acp.schema import TerminalToolCallContent
 
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
-from tests.acp.client import diffs, one_turn, texts
+from tests.acp.client import diffs, mm_acp, one_turn, texts
 from tests.acp.editor_client import BOTH, FS, TERMINAL, EditorClient
 
 
@@ -176,7 +178,7 @@ def test_the_time_limit_kills_the_editor_terminal_and_says_the_seeds_line(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     model_server.enqueue(
-        Reply(tool_calls=[ToolCall("bash", {"command": "echo started; sleep 300"})]),
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo started; sleep 317.25; echo never"})]),
         Reply(text="Too slow."),
     )
     client = EditorClient()
@@ -185,6 +187,8 @@ def test_the_time_limit_kills_the_editor_terminal_and_says_the_seeds_line(
     methods = client.methods()
     assert methods.index("terminal/kill") < methods.index("terminal/release")
     assert client.terminals["term-1"].process.returncode is not None
+    # The editor killed its child (bash); the sleep bash started is ended by its mark.
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p) == b"sleep\0317.25\0"]
     assert model_server.requests[1]["messages"][-1]["content"] == (
         "started\n[error: 30s timeout exceeded]"
     )
@@ -223,3 +227,40 @@ def test_the_flags_keep_files_on_disk_and_commands_in_mm_tui(
     one_turn(client, tmp_path, model_server.base_url, "go", *flags, cwd=project, capabilities=BOTH)
     assert client.calls == [] and notes.read_text() == "two\n"
     assert model_server.requests[2]["messages"][-1]["content"] == "two\n"
+
+
+def test_a_cancelled_turn_kills_the_editor_terminal_and_the_call_is_interrupted(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo started; sleep 300"})]),
+        Reply(text="never asked"),
+    )
+    client = EditorClient()
+
+    async def scenario() -> str:
+        async with mm_acp(client, tmp_path, "--base-url", model_server.base_url, "--model", "m",
+                          capabilities=TERMINAL) as conn:  # fmt: skip
+            session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+            turn = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=[text_block("wait")])
+            )
+            while "terminal/create" not in client.methods():  # bounded by the wait_for below
+                await asyncio.sleep(0.05)
+            await conn.cancel(session_id=session.session_id)
+            return (await turn).stop_reason
+
+    assert asyncio.run(asyncio.wait_for(scenario(), timeout=115)) == "cancelled"
+    methods = client.methods()
+    assert methods.index("terminal/kill") < methods.index("terminal/release")
+    [start] = client.starts()
+    final = client.final(start.tool_call_id)
+    assert final.status == "failed" and texts(final.content) == ["[interrupted by the user]"]
+    assert len(model_server.requests) == 1  # the turn ended there
+
+
+def _reads(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # the process ended meanwhile
+        return b""
