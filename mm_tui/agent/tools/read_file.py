@@ -37,7 +37,7 @@ from mm_tui.agent.tools.file_messages import CANNOT_READ, MISSING_FILE
 from mm_tui.agent.tools.file_text import displayable, looks_binary
 from mm_tui.agent.tools.line_slice import LineSlice, PastEnd, read_line_slice
 from mm_tui.agent.tools.paths import clean_path_text, is_inside, resolve_path, shown_location
-from mm_tui.agent.tools.safe_files import NOT_REGULAR, NotRegularFile, open_regular
+from mm_tui.agent.tools.safe_files import MAX_EDIT_BYTES, NOT_REGULAR, NotRegularFile, open_regular
 
 NAME = "read_file"
 DESCRIPTION = (
@@ -168,7 +168,8 @@ def _read_lines(
             return ToolResult(BINARY_FILE.format(path=shown_path, size=size), ToolStatus.FAILED)
         source.seek(0)
         real = Path(os.path.realpath(path))
-        if files is not None and files.holds(real):
+        size = os.fstat(source.fileno()).st_size  # a huge log is read from disk, by its lines
+        if files is not None and files.holds(real) and size <= MAX_EDIT_BYTES:
             text = files.read_text(real)  # OSError: said as "cannot read" by the caller
             source = io.BytesIO(text.encode("utf-8", errors="replace"))
         # chars >= bytes / 4 in UTF-8: this many bytes always fill max_output characters.
