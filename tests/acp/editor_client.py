@@ -51,6 +51,7 @@ class EditorClient(RecordingClient):
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     environment: dict[str, str] = field(default_factory=dict)
     terminals: dict[str, _Terminal] = field(default_factory=dict)
+    refuse_reads: bool = False
 
     def methods(self) -> list[str]:
         return [name for name, _ in self.calls]
@@ -60,6 +61,8 @@ class EditorClient(RecordingClient):
         **kwargs: Any,
     ) -> ReadTextFileResponse:  # fmt: skip
         self.calls.append(("fs/read_text_file", {"path": path}))
+        if self.refuse_reads:
+            raise RequestError.internal_error({"details": "the buffer is being reloaded"})
         if path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         try:

@@ -40,6 +40,25 @@ def test_read_file_reads_the_editors_unsaved_buffer(
     assert client.methods() == ["fs/read_text_file"]
 
 
+def test_an_editor_that_cannot_read_the_file_is_said_in_one_line_and_nothing_is_written(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    project, notes = project_with(tmp_path, "notes.txt", "one\n")
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "two\n"})]),
+        Reply(text="Could not."),
+    )
+    client = EditorClient(refuse_reads=True)
+
+    one_turn(client, tmp_path, model_server.base_url, "read", cwd=project, capabilities=FS)
+    said = "the editor could not read it (Internal error (the buffer is being reloaded))"
+    answers = [model_server.requests[n]["messages"][-1]["content"] for n in (1, 2)]
+    assert answers == [f"[error: cannot read notes.txt: {said}]"] * 2
+    assert client.questions == [] and "fs/write_text_file" not in client.methods()
+    assert notes.read_text() == "one\n"
+
+
 def test_an_edit_applies_to_the_unsaved_text_and_goes_through_the_editor(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:

@@ -68,8 +68,13 @@ def read_planned(path: Path, files: EditorFiles | None) -> bytes:
     real = real_path(path)
     if files is None or looks_binary(data) or not files.holds(real):
         return data
+    return encode_file_text(editor_text(files, real))
+
+
+def editor_text(files: EditorFiles, real: Path) -> str:
+    """The editor's text of the file; an OSError saying the editor could not read it."""
     try:
-        return encode_file_text(files.read_text(real))
+        return files.read_text(real)
     except OSError as error:
         reason = EDITOR_FAILED.format(what="read", reason=error.strerror or error)
         raise OSError(error.errno, reason) from error
@@ -83,11 +88,7 @@ def writer(files: EditorFiles) -> Writer:
     ) -> int:
         _check_same_file(seen)
         if seen.file is not None:
-            try:
-                current = encode_file_text(files.read_text(seen.real))
-            except OSError as error:
-                reason = EDITOR_FAILED.format(what="read", reason=error.strerror or error)
-                raise OSError(error.errno, reason) from error
+            current = encode_file_text(editor_text(files, seen.real))
             if digest_of(current) != seen.digest:
                 if reapply is None:
                     raise NotWritten(WHY_CHANGED)

@@ -33,6 +33,7 @@ from mm_tui.agent.tools.base import (
     ToolResult,
     truncate_output,
 )
+from mm_tui.agent.tools.editor_files import editor_text
 from mm_tui.agent.tools.file_messages import CANNOT_READ, MISSING_FILE
 from mm_tui.agent.tools.file_text import displayable, looks_binary
 from mm_tui.agent.tools.line_slice import LineSlice, PastEnd, read_line_slice
@@ -170,7 +171,7 @@ def _read_lines(
         real = Path(os.path.realpath(path))
         size = os.fstat(source.fileno()).st_size  # a huge log is read from disk, by its lines
         if files is not None and files.holds(real) and size <= MAX_EDIT_BYTES:
-            text = files.read_text(real)  # OSError: said as "cannot read" by the caller
+            text = editor_text(files, real)  # OSError: said as "cannot read" by the caller
             source = io.BytesIO(text.encode("utf-8", errors="replace"))
         # chars >= bytes / 4 in UTF-8: this many bytes always fill max_output characters.
         found = read_line_slice(source, start, end, byte_budget=4 * (max_output + 1))
