@@ -98,6 +98,8 @@ def writer(files: EditorFiles) -> Writer:
                 data = again
         else:
             seen.real.parent.mkdir(parents=True, exist_ok=True)  # inside the project
+            if os.path.realpath(seen.real.parent) != str(seen.real.parent):
+                raise NotWritten(WHY_FOLDER)  # a folder on the way became a link meanwhile
         try:
             files.write_text(seen.real, data.decode("utf-8", errors="replace"))
         except OSError as error:
