@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,12 +116,15 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def changes_before(diff: str, root: Path) -> list[FileChange]:
-    """What an edit not yet made would change, from its diff and the files on disk."""
+def changes_before(
+    diff: str, root: Path, read: Callable[[Path], str | None] = read_text
+) -> list[FileChange]:
+    """What an edit not yet made would change, from its diff and the files as `read` gives
+    them (the disk, or the editor's buffers the edit was planned on)."""
     changes: list[FileChange] = []
     for patch in parse_unified(diff):
         path = (root / patch.path).resolve()
-        old = None if patch.created else read_text(path)
+        old = None if patch.created else read(path)
         if old is None and not patch.created:
             continue
         new = apply(old or "", patch)

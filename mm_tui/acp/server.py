@@ -5,7 +5,9 @@ A session's configuration is looked up from its `cwd` (the project's `.mm.yaml`)
 command line's flags on top. Turns end as ACP stop reasons; a turn that ends in an error (the
 model server down, a refused key) answers the prompt with a JSON-RPC error carrying its line.
 mm-tui's own lines (warnings, loop verdicts) are notices, never the assistant's text; the
-turn's summary travels in the prompt answer's `_meta`.
+turn's summary travels in the prompt answer's `_meta`. When the client offers its file system
+(both `fs` methods) or its terminals, the tools use them (docs/decisions/0010-acp-client-fs-and-
+terminal.md), unless `--no-client-fs` / `--no-client-terminal` say otherwise.
 """
 
 from __future__ import annotations
@@ -43,11 +45,15 @@ from acp.schema import (
 )
 
 from mm_tui import __version__
+from mm_tui.acp.client_files import ClientFiles
+from mm_tui.acp.client_terminals import ClientTerminals
+from mm_tui.acp.file_changes import read_text
 from mm_tui.acp.session import AcpSession, SessionBridge
 from mm_tui.acp.updates import EventTranslator
 from mm_tui.agent.config import Config, ConfigError
 from mm_tui.agent.events import Notice, ToolKind, TurnEnded, TurnSummary
 from mm_tui.agent.session import SessionStore
+from mm_tui.agent.tools.registry import ToolRegistry, build_registry
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +80,16 @@ STOP_REASONS: dict[str, StopReason] = {
 class MmAcpAgent:
     """mm-tui's side of the protocol (the SDK's `acp.Agent` shape)."""
 
-    def __init__(self, load_config: ConfigLoader) -> None:
+    def __init__(
+        self, load_config: ConfigLoader, *, client_fs: bool = True, client_terminal: bool = True
+    ) -> None:
         self.load_config = load_config
         self.sessions: dict[str, AcpSession] = {}
         self._client: Client | None = None
+        #: What the client offered at `initialize`, as far as mm-tui is allowed to use it.
+        self.client_fs = False
+        self.client_terminal = False
+        self._allow_fs, self._allow_terminal = client_fs, client_terminal
 
     def on_connect(self, conn: Client) -> None:
         self._client = conn
@@ -89,6 +101,11 @@ class MmAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        offered = client_capabilities or ClientCapabilities()
+        fs = offered.fs
+        both = fs is not None and bool(fs.read_text_file) and bool(fs.write_text_file)
+        self.client_fs = self._allow_fs and both  # one without the other mixes two versions
+        self.client_terminal = self._allow_terminal and bool(offered.terminal)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -159,10 +176,29 @@ class MmAcpAgent:
             raise RequestError(-32603, f"mm-tui: {exc}") from None
         assert self._client is not None, "on_connect comes first"
         bridge = SessionBridge(self._client, EventTranslator(directory, config.skills_dir))
-        agent = await asyncio.to_thread(Agent, config, bridge.sink, directory, resume=resume)
+        registry = await asyncio.to_thread(build_registry, config, directory.resolve())
+        self._lend(registry, bridge, directory.resolve())
+        agent = await asyncio.to_thread(
+            Agent, config, bridge.sink, directory, resume=resume, registry=registry
+        )
         session = AcpSession(agent, bridge, resume or "")
         self.sessions[session.session_id] = session
         return session
+
+    def _lend(self, registry: ToolRegistry, bridge: SessionBridge, root: Path) -> None:
+        """The client's files and terminals, to the tools, as far as offered and allowed."""
+        if self.client_fs:
+            files = ClientFiles(bridge, root)
+            registry.files = files
+            translator = bridge.translator
+
+            def current(path: Path) -> str | None:
+                known = files.known_text(path)
+                return known if known is not None else read_text(path)
+
+            translator.read_current = current
+        if self.client_terminal:
+            registry.commands = ClientTerminals(bridge, root)
 
 
 def _summary(summary: TurnSummary) -> dict[str, Any]:
@@ -236,9 +272,11 @@ async def _replay(path: Path, bridge: SessionBridge) -> None:
         bridge.translator = live
 
 
-async def serve_stdio(load_config: ConfigLoader) -> int:
+async def serve_stdio(
+    load_config: ConfigLoader, *, client_fs: bool = True, client_terminal: bool = True
+) -> int:
     """Speak ACP on stdin/stdout until the client closes them."""
-    agent = MmAcpAgent(load_config)
+    agent = MmAcpAgent(load_config, client_fs=client_fs, client_terminal=client_terminal)
     try:
         # Duck-typed on purpose: the SDK routes the methods an agent has and answers "method not
         # found" for the others; subclassing its Protocol would answer them with None instead.

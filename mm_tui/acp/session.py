@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from acp import RequestError
 from acp.interfaces import Client
@@ -41,6 +41,7 @@ from mm_tui.agent.events import (
 from mm_tui.agent.port import AgentPort
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: What "allow always" allows, as the window's `s` says it (`exactly this command`).
 ALLOW_FOR_SESSION = "Allow {grant} for the session"
@@ -99,6 +100,24 @@ class SessionBridge:
             return
         for item in items:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    def send(self, item: SessionUpdate) -> None:
+        """Queue an update made outside the translator (a terminal embedded in its call)."""
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    def call(self, request: Callable[[], Awaitable[T]], timeout: float) -> T:
+        """`await request()` on the connection's loop, from a worker thread (never the loop's
+        own); its result within `timeout` seconds, else TimeoutError (the request dropped)."""
+
+        async def run() -> T:
+            return await request()
+
+        future = asyncio.run_coroutine_threadsafe(run(), self._loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
 
     async def flush(self) -> None:
         """Return once everything queued so far has been sent. The mark is queued the way

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, assert_never
 
 from acp import (
     start_tool_call,
+    tool_terminal_ref,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -96,6 +98,7 @@ Outgoing = SessionUpdate | PermissionAsk
 class _Call:
     name: str
     arguments: dict[str, Any]
+    title: str = ""
     old_text: str | None = None  # the file before a write_file or edit_file ran
     path: Path | None = None
     output: str = ""
@@ -118,6 +121,17 @@ class EventTranslator:
     failure: str | None = None
     _errors: list[str] = field(default_factory=list)
     _notices: int = 0
+    #: A file's text as the tools last saw it: the disk's, or the editor's buffer when the
+    #: editor holds the files (the diffs then show the change to the text planned on).
+    read_current: Callable[[Path], str | None] = read_text
+    #: The call now running (a command lent to the editor's terminal embeds it in this call).
+    running_call: str = ""
+    #: Calls whose command ran in an editor terminal: their terminal's id.
+    terminals: dict[str, str] = field(default_factory=dict)
+
+    def title_of(self, call_id: str) -> str:
+        call = self._calls.get(call_id)
+        return call.title if call is not None else ""
 
     def take_turn_end(self) -> tuple[TurnSummary | None, str | None]:
         """The summary and failure of the turn just ended, forgotten once taken."""
@@ -156,6 +170,7 @@ class EventTranslator:
             case PermissionRequest():
                 return [self._ask(event)]
             case ToolRunning(call_id=call_id):
+                self._running(call_id)
                 return [update_tool_call(call_id, status="in_progress")]
             case ToolOutputDelta(call_id=call_id, text=text):
                 return self._live_output(call_id, text)
@@ -181,14 +196,14 @@ class EventTranslator:
                 assert_never(event)
 
     def _started(self, event: ToolStarted) -> ToolCallStart:
-        call = _Call(event.name, dict(event.arguments))
+        call = _Call(event.name, dict(event.arguments), literal(event.title))
         self._calls[event.call_id] = call
         call.path = target_path(event.name, call.arguments, self.cwd)
         if event.name in SINGLE_FILE_EDITS and call.path is not None:
-            call.old_text = read_text(call.path)
+            call.old_text = self.read_current(call.path)
         return start_tool_call(
             event.call_id,
-            literal(event.title),
+            call.title,
             kind=tool_kind(event.name, call.arguments),
             status="pending",
             locations=locations(event.name, call.arguments, self.cwd, self.skills_dir),
@@ -210,13 +225,24 @@ class EventTranslator:
         return PermissionAsk(tool_call, event.future, visible(event.grant, keep_newlines=False))
 
     def _planned_changes(self, call: _Call, diff: str | None) -> list[ToolContent]:
-        """What an edit would change, before it runs: write_file's content is the new text."""
+        """What an edit would change, before it runs, on the text the tool just planned on:
+        write_file's content is the new text."""
         content = call.arguments.get("content")
+        if call.name in SINGLE_FILE_EDITS and call.path is not None:
+            call.old_text = self.read_current(call.path)
         if call.name == "write_file" and call.path is not None and isinstance(content, str):
             if content == call.old_text:
                 return []
             return diff_content([FileChange(call.path, call.old_text, content)])
-        return diff_content(changes_before(diff, self.cwd)) if diff else []
+        return diff_content(changes_before(diff, self.cwd, self.read_current)) if diff else []
+
+    def _running(self, call_id: str) -> None:
+        """The call's permission is settled and its tool starts: the text its plan was made
+        on is the one the change is shown against."""
+        self.running_call = call_id
+        call = self._calls.get(call_id)
+        if call is not None and call.name in SINGLE_FILE_EDITS and call.path is not None:
+            call.old_text = self.read_current(call.path)
 
     def _live_output(self, call_id: str, text: str) -> list[Outgoing]:
         call = self._calls.get(call_id)
@@ -232,6 +258,13 @@ class EventTranslator:
 
     def _finished(self, event: ToolFinished) -> ToolCallProgress:
         call = self._calls.pop(event.call_id, None) or _Call(event.name, {})
+        self.running_call = ""
+        terminal = self.terminals.pop(event.call_id, None)
+        if terminal is not None:  # the editor shows the output; the text adds how it ended
+            ending = _ending(literal(event.output)) if event.status is not ToolStatus.DONE else ""
+            content = [tool_terminal_ref(terminal), *text_content(ending)]
+            status = tool_status(event.status)
+            return update_tool_call(event.call_id, status=status, content=content)
         content: list[ToolContent] = []
         if event.status is ToolStatus.DONE and event.diff:
             made = (
@@ -247,11 +280,20 @@ class EventTranslator:
         """What an edit changed: the file before it ran and as it is now (a rename: undo its
         diff on the files as they are now)."""
         if call.name in SINGLE_FILE_EDITS and call.path is not None:
-            new = read_text(call.path)
+            new = self.read_current(call.path)
             if new is not None and new != call.old_text:
                 return [FileChange(call.path, call.old_text, new)]
             return []
         return changes_after(diff, self.cwd)
+
+
+def _ending(output: str) -> str:
+    """The lines a command's output ends with that say how it ended (`[exit code: …]`)."""
+    lines = output.rstrip("\n").split("\n")
+    tail: list[str] = []
+    while lines and lines[-1].startswith("[") and lines[-1].endswith("]"):
+        tail.insert(0, lines.pop())
+    return "\n".join(tail)
 
 
 def _message(text: str) -> list[Outgoing]:

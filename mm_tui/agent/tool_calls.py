@@ -192,6 +192,8 @@ class ToolRunner:
             cancel=signals.cancel,
             emit_output=lambda text: signals.sink(ToolOutputDelta(call_id, text)),
             keep_output=keep_output,
+            files=self.registry.files,
+            commands=self.registry.commands,
         )
         if self.checkpoints is not None:
             ctx.before_change = self.checkpoints.before_change

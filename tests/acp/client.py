@@ -138,10 +138,15 @@ def diffs(content: list[Any] | None) -> list[FileEditToolCallContent]:
 
 @asynccontextmanager
 async def mm_acp(
-    client: RecordingClient, home: Path, *flags: str, cwd: Path | None = None
+    client: RecordingClient,
+    home: Path,
+    *flags: str,
+    cwd: Path | None = None,
+    capabilities: ClientCapabilities | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[ClientSideConnection]:
     """`mm-tui acp FLAGS` as a subprocess, initialized; its stderr goes to home/acp.err."""
-    env = clean_env(home)
+    env = clean_env(home, **(env or {}))
     with (home / "acp.err").open("ab") as err:
         async with spawn_agent_process(
             cast(Client, cast(object, client)),
@@ -150,7 +155,7 @@ async def mm_acp(
         ) as (conn, _process):  # fmt: skip
             await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
+                client_capabilities=capabilities or ClientCapabilities(),
                 client_info=Implementation(name="test-client", version="0"),
             )
             yield conn
@@ -168,12 +173,17 @@ def one_turn(
     text: str,
     *flags: str,
     cwd: Path | None = None,
+    capabilities: ClientCapabilities | None = None,
+    env: dict[str, str] | None = None,
 ) -> str:
     """A new session in `cwd` (default: home) on the scripted model at `base_url`, one prompt
     with `text`, run to its end: the turn's stop reason (all the tests of a single turn)."""
 
     async def scenario() -> str:
-        async with mm_acp(client, home, "--base-url", base_url, "--model", "m", *flags) as conn:
+        async with mm_acp(
+            client, home, "--base-url", base_url, "--model", "m", *flags,
+            cwd=None, capabilities=capabilities, env=env,
+        ) as conn:  # fmt: skip
             session = await conn.new_session(cwd=str(cwd or home), mcp_servers=[])
             client.session_ids.append(session.session_id)
             response = await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])

@@ -73,7 +73,12 @@ def violations(log: list[dict[str, Any]]) -> list[str]:
 
 
 def run_editor(
-    tmp_path: Path, base_url: str, capabilities: dict[str, Any], *flags: str
+    tmp_path: Path,
+    base_url: str,
+    capabilities: dict[str, Any],
+    *flags: str,
+    prompts: tuple[str, ...] = ("make the notes", "thanks"),
+    load: bool = True,
 ) -> list[dict[str, Any]]:
     """The TypeScript editor's run of one scenario; its log of every message."""
     node = shutil.which("node")
@@ -89,8 +94,8 @@ def run_editor(
         "cwd": str(project),
         "log": str(log),
         "capabilities": capabilities,
-        "prompts": ["make the notes", "thanks"],
-        "load": True,
+        "prompts": list(prompts),
+        "load": load,
         "answers": ["allow_once", "allow_once"],
     }
     (tmp_path / "scenario.json").write_text(json.dumps(scenario))
@@ -160,3 +165,43 @@ def test_a_loaded_session_is_replayed_whole_before_the_load_is_answered(
     said = "".join(u["content"]["text"] for u in replayed
                    if u["sessionUpdate"] == "agent_message_chunk")  # fmt: skip
     assert said == "Made **notes.txt**.You are welcome."
+
+
+FS_AND_TERMINAL = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
+
+
+def test_a_typescript_sdk_editor_with_fs_and_terminal_gets_valid_requests_and_the_notes(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    enqueue_turns(model_server)
+    log = run_editor(tmp_path, model_server.base_url, FS_AND_TERMINAL)
+    assert violations(log) == []
+    assert (tmp_path / "project" / "notes.txt").read_text() == "one\nthree\n"
+    agent_calls = sent_methods(log, "agent")
+    for method in ("terminal/create", "terminal/wait_for_exit", "terminal/output",
+                   "terminal/release", "fs/read_text_file", "fs/write_text_file"):  # fmt: skip
+        assert method in agent_calls
+    updates = [m["message"]["params"]["update"] for m in log
+               if m["message"].get("method") == "session/update"
+               and m["message"]["params"]["update"]["sessionUpdate"].startswith("tool_call")]  # fmt: skip
+    shown = {c["terminalId"] for u in updates for c in u.get("content") or []
+             if c.get("type") == "terminal"}  # fmt: skip
+    assert shown == {"term-0"}  # the bash call embeds its terminal
+
+
+def test_a_typescript_sdk_editors_terminal_is_killed_at_the_time_limit(
+    tmp_path: Path, model_server: ScriptedServer
+) -> None:
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("bash", {"command": "echo started; sleep 300"})]),
+        Reply(text="Too slow."),
+    )
+    log = run_editor(
+        tmp_path, model_server.base_url, FS_AND_TERMINAL, prompts=("wait",), load=False
+    )
+    assert violations(log) == []
+    agent_calls = sent_methods(log, "agent")
+    assert agent_calls.index("terminal/kill") < agent_calls.index("terminal/release")
+    assert model_server.requests[1]["messages"][-1]["content"] == (
+        "started\n[error: 30s timeout exceeded]"
+    )

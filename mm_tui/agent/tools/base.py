@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from mm_tui.agent.events import ToolKind, ToolStatus
 from mm_tui.agent.rules import Rule, Subject
@@ -23,6 +23,8 @@ INTERRUPTED = "[interrupted by the user]"
 
 __all__ = [
     "INTERRUPTED",
+    "CommandRunner",
+    "EditorFiles",
     "Tool",
     "ToolContext",
     "ToolKind",
@@ -30,6 +32,27 @@ __all__ = [
     "ToolResult",
     "truncate_output",
 ]
+
+
+class EditorFiles(Protocol):
+    """An editor that holds the project's files (ACP's `fs/*`): its buffers, saved or not, are
+    what the file tools read and what they write, once the tools' own checks have passed
+    (docs/decisions/0010-acp-client-fs-and-terminal.md). Failures raise OSError."""
+
+    def holds(self, path: Path) -> bool:
+        """Whether the editor answers for this real path (inside its project)."""
+        ...
+
+    def read_text(self, path: Path) -> str: ...
+
+    def write_text(self, path: Path, text: str) -> None: ...
+
+
+class CommandRunner(Protocol):
+    """Somewhere else a bash command runs (an editor's terminal), with bash's own bounds:
+    its time limit, the person's interrupt (`ctx.cancel`), `maxOutput`, the seed's endings."""
+
+    def run(self, command: str, ctx: ToolContext, timeout: float) -> ToolResult: ...
 
 
 @dataclass
@@ -48,6 +71,10 @@ class ToolContext:
     #: Called with a file's path just before a tool writes it, so `/undo` can put it back
     #: (write_file, edit_file and the lsp rename call it; agent/checkpoints.py).
     before_change: Callable[[Path], None] = lambda path: None
+    #: An editor holding the project's files, when one offers it (ACP); None: the disk.
+    files: EditorFiles | None = None
+    #: Where bash runs when not here (an editor's terminal, ACP); None: bash runs it itself.
+    commands: CommandRunner | None = None
 
 
 @dataclass(frozen=True)

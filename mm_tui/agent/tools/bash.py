@@ -109,7 +109,8 @@ BACKGROUND_GRACE_SECONDS = 0.25  # time spent waiting on the still-open pipe aft
 BACKGROUND_STREAM_SECONDS = 3.0  # a background job printing without pause: stop after this
 TERMINATE_GRACE_SECONDS = 0.2  # between SIGTERM and SIGKILL of the process group
 BINARY_SHARE = 0.3  # more than this share of U+FFFD: the output is binary
-_EXTRA_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
+#: Set for every command, here or in an editor's terminal: no pager, no password prompt.
+COMMAND_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 
 
 @dataclass
@@ -184,6 +185,9 @@ class BashTool(Tool):
             return ToolResult(f'[error: {NAME} needs "command" (a string)]', ToolStatus.FAILED)
         if ctx.cancel.is_set():  # interrupted while waiting for permission: run nothing
             return ToolResult(INTERRUPTED, ToolStatus.INTERRUPTED)
+        limit = self.limits.for_call(args)
+        if ctx.commands is not None:  # an editor's terminal runs it, within the same bounds
+            return _with_note(ctx.commands.run(command, ctx, limit.seconds), limit.note)
         set_up_once()
         reap_background_groups()  # earlier commands' background jobs that ended since
         mark = new_mark()
@@ -195,7 +199,7 @@ class BashTool(Tool):
                 stderr=subprocess.STDOUT,
                 cwd=ctx.cwd,
                 start_new_session=True,
-                env=scrubbed_environment(os.environ, {**_EXTRA_ENVIRONMENT, MARK_NAME: mark}),
+                env=scrubbed_environment(os.environ, {**COMMAND_ENVIRONMENT, MARK_NAME: mark}),
                 preexec_fn=process_limit(self.max_processes),
             )
         except OSError as error:
@@ -204,7 +208,6 @@ class BashTool(Tool):
         assert process.stdout is not None
         reader = PipeReader(process.stdout.fileno(), ctx)
         outcome = _Outcome(ToolStatus.FAILED)
-        limit = self.limits.for_call(args)
         try:
             outcome = self._follow(process, reader, ctx, limit.seconds)
         finally:
@@ -222,10 +225,7 @@ class BashTool(Tool):
         if forks_failed:
             line = PROCESS_LIMIT_LINE.format(limit=self.max_processes)
             result = ToolResult(f"{result.output}\n{line}", ToolStatus.FAILED)
-        if limit.note:  # the model learns that its `timeout` was not used as asked
-            body = result.output.rstrip("\n")
-            result = ToolResult(f"{body}\n{limit.note}", result.status)
-        return result
+        return _with_note(result, limit.note)
 
     def _follow(
         self,
@@ -269,6 +269,13 @@ class BashTool(Tool):
 
 def _end_process_group(process: subprocess.Popen[bytes]) -> None:
     end_group_sync(process, TERMINATE_GRACE_SECONDS)
+
+
+def _with_note(result: ToolResult, note: str) -> ToolResult:
+    """The result, with the line telling the model its `timeout` was not used as asked."""
+    if not note:
+        return result
+    return ToolResult(f"{result.output.rstrip(chr(10))}\n{note}", result.status)
 
 
 def _result(reader: PipeReader, outcome: _Outcome, timeout: float) -> ToolResult:

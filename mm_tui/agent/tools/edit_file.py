@@ -20,13 +20,9 @@ from typing import Any
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.rules import Rule, Subject, path_grant
 from mm_tui.agent.tools import diffs
-from mm_tui.agent.tools.arguments import (
-    ArgumentProblem,
-    argument_map,
-    boolean_field,
-    string_field,
-)
+from mm_tui.agent.tools.arguments import ArgumentProblem, argument_map, boolean_field, string_field
 from mm_tui.agent.tools.base import (
+    EditorFiles,
     Tool,
     ToolContext,
     ToolKind,
@@ -36,6 +32,7 @@ from mm_tui.agent.tools.base import (
 )
 from mm_tui.agent.tools.closest_lines import explain_missing
 from mm_tui.agent.tools.diffs import FileDiff, Replacement, apply_replacements, diff_replacements
+from mm_tui.agent.tools.editor_files import check_target, read_planned, writer
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE, MISSING_FILE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import decode_file_text, encode_file_text, looks_binary, plural
@@ -46,7 +43,6 @@ from mm_tui.agent.tools.safe_files import (
     TOO_LARGE,
     FileTooLarge,
     NotRegularFile,
-    read_regular,
     stamp,
 )
 from mm_tui.support import guarded_write as guard
@@ -194,7 +190,8 @@ class EditFileTool(Tool):
             applied = [plan]
             try:
                 assert plan.seen is not None  # every plan that writes saw the file
-                links = guard.write_seen(plan.seen, plan.data, lambda now: _again(applied, now))
+                write = guard.write_seen if ctx.files is None else writer(ctx.files)
+                links = write(plan.seen, plan.data, lambda now: _again(applied, now))
             except guard.NotWritten as refused:
                 message = guard.NOT_WRITTEN.format(path=plan.shown_path, why=refused.why)
                 return ToolResult(message, ToolStatus.FAILED)
@@ -274,22 +271,28 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _EditPlan | ToolResult:
     try:
         raw_path, edits, dry_run = _parse(args)
         path = resolve_path(ctx.cwd, raw_path)
+        check_target(path, ctx.files)
     except ArgumentProblem as problem:
         return ToolResult(str(problem), ToolStatus.FAILED)
     basis = stamp(path)
     cached = ctx.memo.get(NAME)
     if isinstance(cached, tuple) and cached[:3] == (args, path, basis):
         return cached[3]
-    result = _fresh_plan(path, clean_path_text(raw_path), edits, dry_run, basis)
+    result = _fresh_plan(path, clean_path_text(raw_path), edits, dry_run, basis, ctx.files)
     ctx.memo[NAME] = (args, path, basis, result)
     return result
 
 
 def _fresh_plan(
-    path: Path, shown_path: str, edits: list[_Edit], dry_run: bool, basis: str
+    path: Path,
+    shown_path: str,
+    edits: list[_Edit],
+    dry_run: bool,
+    basis: str,
+    files: EditorFiles | None,
 ) -> _EditPlan | ToolResult:
     try:
-        data = read_regular(path)
+        data = read_planned(path, files)  # the editor's text, when it holds the file
     except NotRegularFile as error:
         return ToolResult(NOT_REGULAR.format(path=shown_path, kind=error.kind), ToolStatus.FAILED)
     except FileTooLarge:
@@ -333,16 +336,9 @@ def _plan_data(
     if diff.is_empty:
         return ToolResult(NO_CHANGE.format(path=shown_path))
     new_data = encode_file_text(apply_replacements(text, replacements))
+    seen = guard.see(path, data)
     return _EditPlan(
-        path,
-        shown_path,
-        new_data,
-        diff,
-        len(edits),
-        dry_run,
-        basis,
-        guard.see(path, data),
-        tuple(edits),
+        path, shown_path, new_data, diff, len(edits), dry_run, basis, seen, tuple(edits)
     )
 
 

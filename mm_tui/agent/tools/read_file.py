@@ -8,6 +8,7 @@ with `start` instead of guessing.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from mm_tui.agent.tools.arguments import (
     string_field,
 )
 from mm_tui.agent.tools.base import (
+    EditorFiles,
     Tool,
     ToolContext,
     ToolKind,
@@ -31,11 +33,12 @@ from mm_tui.agent.tools.base import (
     ToolResult,
     truncate_output,
 )
+from mm_tui.agent.tools.editor_files import editor_text
 from mm_tui.agent.tools.file_messages import CANNOT_READ, MISSING_FILE
 from mm_tui.agent.tools.file_text import displayable, looks_binary
 from mm_tui.agent.tools.line_slice import LineSlice, PastEnd, read_line_slice
 from mm_tui.agent.tools.paths import clean_path_text, is_inside, resolve_path, shown_location
-from mm_tui.agent.tools.safe_files import NOT_REGULAR, NotRegularFile, open_regular
+from mm_tui.agent.tools.safe_files import MAX_EDIT_BYTES, NOT_REGULAR, NotRegularFile, open_regular
 
 NAME = "read_file"
 DESCRIPTION = (
@@ -137,7 +140,7 @@ class ReadFileTool(Tool):
         try:
             if path.is_dir():
                 return ToolResult(_list_directory(path, shown_path, ctx.max_output))
-            return _read_lines(path, shown_path, start, end, numbered, ctx.max_output)
+            return _read_lines(path, shown_path, start, end, numbered, ctx.max_output, ctx.files)
         except FileNotFoundError:
             return ToolResult(MISSING_FILE.format(path=shown_path), ToolStatus.FAILED)
         except NotRegularFile as error:
@@ -149,14 +152,27 @@ class ReadFileTool(Tool):
 
 
 def _read_lines(
-    path: Path, shown_path: str, start: int, end: int, numbered: bool, max_output: int
+    path: Path,
+    shown_path: str,
+    start: int,
+    end: int,
+    numbered: bool,
+    max_output: int,
+    files: EditorFiles | None = None,
 ) -> ToolResult:
+    """The lines, from the disk or, for a file an editor holds, from its buffer (unsaved
+    changes included); the disk says first whether it is a regular text file."""
     with open_regular(path) as source:
         head = source.read(8192)
         if looks_binary(head):
             size = os.fstat(source.fileno()).st_size
             return ToolResult(BINARY_FILE.format(path=shown_path, size=size), ToolStatus.FAILED)
         source.seek(0)
+        real = Path(os.path.realpath(path))
+        size = os.fstat(source.fileno()).st_size  # a huge log is read from disk, by its lines
+        if files is not None and files.holds(real) and size <= MAX_EDIT_BYTES:
+            text = editor_text(files, real)  # OSError: said as "cannot read" by the caller
+            source = io.BytesIO(text.encode("utf-8", errors="replace"))
         # chars >= bytes / 4 in UTF-8: this many bytes always fill max_output characters.
         found = read_line_slice(source, start, end, byte_budget=4 * (max_output + 1))
     if isinstance(found, PastEnd):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mm_tui.agent.config import Config
-from mm_tui.agent.tools.base import Tool
+from mm_tui.agent.tools.base import CommandRunner, EditorFiles, Tool
 from mm_tui.support.secret_env import register_secrets
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,9 @@ class ToolRegistry:
     tools: dict[str, Tool] = field(default_factory=dict)
     #: Lines for the start banner (a language server missing, no skills...).
     notices: list[str] = field(default_factory=list)
+    #: What a front lends the tools (an ACP editor's files and terminals); None: their own.
+    files: EditorFiles | None = None
+    commands: CommandRunner | None = None
 
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolRegistry:

@@ -26,6 +26,7 @@ from mm_tui.agent.tools.base import (
     truncate_output,
 )
 from mm_tui.agent.tools.diffs import FileDiff, diff_texts
+from mm_tui.agent.tools.editor_files import check_target, read_planned, writer
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
@@ -41,7 +42,6 @@ from mm_tui.agent.tools.safe_files import (
     TOO_LARGE,
     FileTooLarge,
     NotRegularFile,
-    read_regular,
     refuse_special_file,
     stamp,
 )
@@ -145,7 +145,7 @@ class WriteFileTool(Tool):
         try:
             if plan.seen is None:
                 raise NotWritten(WHY_UNREAD)
-            write_seen(plan.seen, plan.data)
+            (write_seen if ctx.files is None else writer(ctx.files))(plan.seen, plan.data, None)
         except NotWritten as refused:
             message = NOT_WRITTEN.format(path=plan.shown_path, why=refused.why)
             return ToolResult(message, ToolStatus.FAILED)
@@ -176,6 +176,7 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
         raw_path = string_field(args, NAME, "path")
         content = string_field(args, NAME, "content")
         path = resolve_path(ctx.cwd, raw_path)
+        check_target(path, ctx.files)  # an editor writes its project's files only
     except ArgumentProblem as problem:
         return ToolResult(str(problem), ToolStatus.FAILED)
     shown_path = clean_path_text(raw_path)
@@ -188,7 +189,7 @@ def _plan(args: dict[str, Any], ctx: ToolContext) -> _WritePlan | ToolResult:
     data = encode_file_text(content)
     try:
         refuse_special_file(path)
-        previous: bytes | None = read_regular(path)
+        previous: bytes | None = read_planned(path, ctx.files)  # the editor's text, if it holds it
     except FileNotFoundError:
         previous = None
     except NotRegularFile as error:

@@ -6,8 +6,10 @@
 //
 // The scenario: {"sdk": path of the SDK's stable entry, "agent": [argv...], "cwd": ...,
 // "log": ..., "capabilities": ClientCapabilities, "prompts": [text...], "load": bool,
-// "answers": [optionId...]}. With `fs` capabilities it reads and writes the real files; with
-// `terminal` it runs commands with bash in its own processes, as an editor's terminal would.
+// "answers": [optionId...], "buffers": {path: text}}. With `fs` capabilities it reads and
+// writes the real files, except those in `buffers` (an editor's unsaved text: read from there,
+// written there); with `terminal` it runs commands in its own processes, as an editor's
+// terminal would, keeping at most `outputByteLimit` bytes (the end, as the protocol says).
 
 import { spawn } from "node:child_process";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
@@ -44,27 +46,30 @@ const fromAgent = child.stdout.pipe(recorder("agent"));
 const stream = acp.ndJsonStream(Writable.toWeb(toAgent), Readable.toWeb(fromAgent));
 
 const answers = [...(scenario.answers ?? [])];
+const buffers = { ...(scenario.buffers ?? {}) };
 const terminals = new Map();
 let nextTerminal = 0;
 
 const app = acp
   .client({ name: "mm-tui-ts-check" })
-  .onRequest(methods.client.session.requestPermission, async (params) => {
+  .onRequest(methods.client.session.requestPermission, async ({ params }) => {
     const optionId = answers.shift() ?? params.options[0].optionId;
     return { outcome: { outcome: "selected", optionId } };
   })
   .onNotification(methods.client.session.update, async () => {})
-  .onRequest(methods.client.fs.readTextFile, async (params) => {
-    let lines = readFileSync(params.path, "utf8").split("\n");
+  .onRequest(methods.client.fs.readTextFile, async ({ params }) => {
+    const text = params.path in buffers ? buffers[params.path] : readFileSync(params.path, "utf8");
+    let lines = text.split("\n");
     if (params.line) lines = lines.slice(params.line - 1);
     if (params.limit) lines = lines.slice(0, params.limit);
     return { content: lines.join("\n") };
   })
-  .onRequest(methods.client.fs.writeTextFile, async (params) => {
-    writeFileSync(params.path, params.content);
+  .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+    if (params.path in buffers) buffers[params.path] = params.content;
+    else writeFileSync(params.path, params.content);
     return {};
   })
-  .onRequest(methods.client.terminal.create, async (params) => {
+  .onRequest(methods.client.terminal.create, async ({ params }) => {
     const id = `term-${nextTerminal++}`;
     const env = Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value]));
     const proc = spawn(params.command, params.args ?? [], {
@@ -72,34 +77,44 @@ const app = acp
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const term = { output: "", exit: null, done: null };
+    const term = { output: Buffer.alloc(0), truncated: false, exit: null, done: null };
     term.done = new Promise((resolve) =>
       proc.on("close", (code, signal) => {
         term.exit = { exitCode: code, signal: signal ?? null };
         resolve();
       }),
     );
-    const keep = (data) => (term.output += data.toString("utf8"));
+    const keep = (data) => {
+      term.output = Buffer.concat([term.output, data]);
+      const limit = params.outputByteLimit;
+      if (limit != null && term.output.length > limit) {
+        let start = term.output.length - limit;
+        while (start < term.output.length && (term.output[start] & 0xc0) === 0x80) start++;
+        term.output = term.output.subarray(start);
+        term.truncated = true;
+      }
+    };
     proc.stdout.on("data", keep);
     proc.stderr.on("data", keep);
     term.proc = proc;
     terminals.set(id, term);
     return { terminalId: id };
   })
-  .onRequest(methods.client.terminal.output, async (params) => {
+  .onRequest(methods.client.terminal.output, async ({ params }) => {
     const term = terminals.get(params.terminalId);
-    return { output: term.output, truncated: false, exitStatus: term.exit ?? undefined };
+    const output = term.output.toString("utf8");
+    return { output, truncated: term.truncated, exitStatus: term.exit ?? undefined };
   })
-  .onRequest(methods.client.terminal.waitForExit, async (params) => {
+  .onRequest(methods.client.terminal.waitForExit, async ({ params }) => {
     const term = terminals.get(params.terminalId);
     await term.done;
     return term.exit;
   })
-  .onRequest(methods.client.terminal.kill, async (params) => {
+  .onRequest(methods.client.terminal.kill, async ({ params }) => {
     terminals.get(params.terminalId)?.proc.kill("SIGKILL");
     return {};
   })
-  .onRequest(methods.client.terminal.release, async (params) => {
+  .onRequest(methods.client.terminal.release, async ({ params }) => {
     terminals.get(params.terminalId)?.proc.kill("SIGKILL");
     terminals.delete(params.terminalId);
     return {};
