@@ -42,6 +42,7 @@ from mm_tui.agent.events import (
     TurnSummary,
     running_state,
 )
+from mm_tui.agent.messages import Message
 from mm_tui.agent.session import SessionError, read_session_document
 from mm_tui.agent.session_log import SUFFIX as SESSION_LOG_SUFFIX
 from mm_tui.agent.tool_record import ToolRecord
@@ -117,7 +118,7 @@ def load_replay(path: Path, pace: Pace | None = None) -> tuple[Replay, dict[str,
 class _Turn:
     """The messages of one user turn, and what the replay needs to end it."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -127,7 +128,7 @@ class _Turn:
         return not (last.get("role") == "assistant" and not last.get("tool_calls"))
 
 
-def _split_turns(messages: list[dict[str, Any]]) -> list[_Turn]:
+def _split_turns(messages: list[Message]) -> list[_Turn]:
     turns: list[_Turn] = []
     for message in messages:
         if not isinstance(message, dict) or message.get("role") == "system":

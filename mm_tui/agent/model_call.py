@@ -27,6 +27,7 @@ from mm_tui.agent.events import (
     TurnEnded,
     Usage,
 )
+from mm_tui.agent.messages import Message, only_keys
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.model_family import defaults_for
 from mm_tui.agent.prompt_fit import PromptFit, count_tokens
@@ -97,9 +98,7 @@ class ModelCall:
 
     def request(self, model: str) -> dict[str, Any]:
         """The chat request for the conversation as it stands."""
-        messages = [
-            {k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.conversation.messages
-        ]
+        messages = [only_keys(m, _SENT_KEYS) for m in self.conversation.messages]
         tools = self.fit.tools(self.registry.schemas())
         if self.tool_mode == "text":
             messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
@@ -282,7 +281,7 @@ class ModelCall:
             last.not_run = CUT_REASON.format(why="finish_reason length")
 
     def _record(self, assembler: StreamAssembler, content: str) -> None:
-        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        message: Message = {"role": "assistant", "content": content or None}
         if assembler.calls:
             message["tool_calls"] = [
                 {
@@ -305,7 +304,7 @@ class ModelCall:
     def _record_partial(self, assembler: StreamAssembler) -> None:
         """Keep what was said before a cut or an interrupt; drop half-written tool calls."""
         if assembler.text or assembler.reasoning:
-            message: dict[str, Any] = {"role": "assistant", "content": assembler.text}
+            message: Message = {"role": "assistant", "content": assembler.text}
             if assembler.reasoning:
                 message["reasoning_content"] = assembler.reasoning
             self.conversation.append(message)

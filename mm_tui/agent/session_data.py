@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.messages import Message, read_back
 from mm_tui.agent.tool_record import ToolRecord
 
 #: The JSON file of mm-tui before the append-only log (SPEC §8 as first written).
@@ -38,8 +39,8 @@ class Session:
     base_url: str
     cwd: str
     created: float = field(default_factory=time.time)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
     tool_meta: dict[str, ToolRecord] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(
@@ -76,7 +77,7 @@ class Session:
         return error
 
 
-def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
+def answer_unfinished_calls(messages: list[Message]) -> int:
     """Give a result to every tool call left without one (mm-tui was killed mid-tool), so the
     history is valid for the next request. Returns how many results were added."""
     added = 0
@@ -84,17 +85,18 @@ def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
     while index < len(messages):
         message = messages[index]
         index += 1
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
+        calls = message.get("tool_calls")
+        if message.get("role") != "assistant" or not calls:
             continue
-        answered: set[Any] = set()
+        answered: set[str | None] = set()
         while index < len(messages) and messages[index].get("role") == "tool":
             answered.add(messages[index].get("tool_call_id"))
             index += 1
-        for call in message["tool_calls"]:
+        for call in calls:
             if call.get("id") not in answered:
-                result = {
+                result: Message = {
                     "role": "tool",
-                    "tool_call_id": call.get("id"),
+                    "tool_call_id": call.get("id"),  # a file's call may lack it: None
                     "content": UNFINISHED_RESULT,
                 }
                 messages.insert(index, result)
@@ -119,7 +121,8 @@ def read_v1(path: Path) -> Session:
             f"session file {path} is version {version!r}, newer than this mm-tui "
             f"understands ({V1}); upgrade mm-tui to resume it"
         )
-    messages = [m for m in data["messages"] if isinstance(m, dict)]
+    # the file's objects are taken as messages; `answer_unfinished_calls` mends their order
+    messages = [read_back(m) for m in data["messages"] if isinstance(m, dict)]
     return Session(
         id=str(data.get("id") or path.stem),
         model=str(data.get("model") or ""),

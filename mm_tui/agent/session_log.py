@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from mm_tui.agent.messages import Message, read_back
 from mm_tui.agent.session_data import Session, SessionError, answer_unfinished_calls
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.support.atomic_write import sync_directory
@@ -63,7 +64,7 @@ def header(session: Session) -> dict[str, Any]:
     return record
 
 
-def message_line(message: dict[str, Any], record: ToolRecord | None = None) -> dict[str, Any]:
+def message_line(message: Message, record: ToolRecord | None = None) -> dict[str, Any]:
     line: dict[str, Any] = {"type": "message", "message": message}
     if record is not None:
         line["tool"] = record.to_json()
@@ -143,9 +144,9 @@ def read_log(data: bytes, path: Path) -> LogReading:
 def _apply(session: Session, record: dict[str, Any]) -> None:
     kind = record["type"]
     if kind == "message":
-        message = record["message"]
-        if not isinstance(message, dict):
+        if not isinstance(record["message"], dict):
             raise TypeError("a message is not an object")
+        message = read_back(record["message"])
         session.messages.append(message)
         session.history.append(message)
         if "tool" in record:
