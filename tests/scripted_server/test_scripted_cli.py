@@ -55,7 +55,7 @@ def test_the_cli_refuses_a_bad_script_with_one_line_and_status_2(tmp_path):
     assert error.strip() == (
         f"scripted server: {script}: reply 1: unknown reply key(s) colour; known: "
         "['chunk_size', 'delay', 'dialect', 'empty_deltas', 'error_body', 'fault', 'finish_reason', "
-        "'headers', 'pause', 'pause_after', 'reasoning', 'stall', 'status', 'text', 'tool_calls', 'usage']"
+        "'headers', 'pause', 'pause_after', 'reasoning', 'stall', 'status', 'text', 'timings', 'tool_calls', 'usage']"
     )
 
 
