@@ -5,7 +5,7 @@ what happened."""
 from __future__ import annotations
 
 from mm_tui.agent.text_calls import alternating
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 

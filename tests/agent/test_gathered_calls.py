@@ -21,7 +21,7 @@ from bench.bench_corpus import (
     replay_case,
     world_cases,
 )
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 CORPUS = gathered_cases()
 SHOWN = ("offered", "declined", "quoted", "illustrated")

@@ -18,7 +18,7 @@ from bench.bench_corpus import (
     replay_case,
     world_cases,
 )
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 CORPUS = heldout_cases()
 

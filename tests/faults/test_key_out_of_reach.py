@@ -23,7 +23,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.tmux_session import wait_for_screen
 from tests.waiting import wait_until
 

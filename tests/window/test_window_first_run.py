@@ -11,10 +11,10 @@ import pytest
 from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import Finding, FirstRunCheck, first_run_check
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import ScriptedServer
 from mm_tui.widgets.first_run import HINTS, FirstRunPanel
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.window.ports import live_factory
+from scripted_server import ScriptedServer
 from tests.window.conftest import wait_for
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Literal
 
-from mm_tui.scripted_server import Reply, ToolCall
+from scripted_server import Reply, ToolCall
 
 Framing = Literal["chunked", "close"]
 #: (status, body, content type, reason phrase or None for the standard one).
