@@ -1,8 +1,8 @@
-"""How many tool calls mm-tui recovers from real model replies (issue 12).
+"""How many tool calls mm-tui recovers from real model replies.
 
-Each reply of the corpora in tests/agent/fixtures/ (the 30 malformed replies of issue 6, the
-replies of many model families collected for issue 12, the held-out set collected after the
-reader was built, and the replies gathered in sessions 26 and 27, some of which show calls
+Each reply of the corpora in tests/agent/fixtures/ (the 30 malformed replies from servers' trackers,
+the replies of many model families, the held-out set collected after the reader was built,
+and the quoted and gathered replies collected later, some of which show calls
 without meaning them) is replayed through the agent core against the scripted server over real HTTP, exactly as the corpus tests do. The figure is the
 calls recovered (run with exactly the expected name and arguments) over the calls expected,
 and the replies whose whole outcome (calls, visible text, the line a person sees) is exact.
@@ -46,31 +46,31 @@ GATHERED = FIXTURES / "gathered_replies.yaml"
 
 
 def world_cases() -> list[dict[str, Any]]:
-    """The replies collected from many model families (issue 12)."""
+    """The replies collected from many model families (world_replies.yaml)."""
     return yaml.safe_load(WORLD.read_text(encoding="utf-8"))["cases"]
 
 
 def heldout_cases() -> list[dict[str, Any]]:
-    """The held-out replies (issue 12): collected from new sources after the reader was built,
+    """The held-out replies: collected from new sources after the reader was built,
     their outcomes written before the reader read them."""
     return yaml.safe_load(HELDOUT.read_text(encoding="utf-8"))["cases"]
 
 
 def quoted_cases() -> list[dict[str, Any]]:
-    """Session 26: real replies from new sources and replies that quote calls without meaning
+    """Real replies from new sources and replies that quote calls without meaning
     them (offered, illustrated, quoted, declined), outcomes written before the reader read them."""
     return yaml.safe_load(QUOTED.read_text(encoding="utf-8"))["cases"]
 
 
 def gathered_cases() -> list[dict[str, Any]]:
-    """Session 27: real replies from sources no other corpus used (parser tests, recorded replies,
+    """Real replies from sources no other corpus used (parser tests, recorded replies,
     leaked calls), some showing calls without meaning them; outcomes written before the reader
     read them."""
     return yaml.safe_load(GATHERED.read_text(encoding="utf-8"))["cases"]
 
 
 def malformed_cases() -> list[dict[str, Any]]:
-    """The 30 malformed replies of issue 6."""
+    """The 30 malformed replies recorded from the trackers of four servers."""
     return yaml.safe_load(MALFORMED.read_text(encoding="utf-8"))
 
 
@@ -197,7 +197,7 @@ def judge(case: dict[str, Any], outcome: Outcome) -> tuple[int, int, bool]:
 
 
 def case_tools(case: dict[str, Any]) -> list[Tool]:
-    """A world case declares its request's tools; an issue-6 case plays against our real ones,
+    """A world case declares its request's tools; a malformed case plays against our real ones,
     which really run (harmless commands, a temporary folder)."""
     if "tools" in case:
         return [RecordingTool(name, []) for name in case["tools"]]
@@ -235,9 +235,9 @@ def corpora() -> list[tuple[str, list[dict[str, Any]]]]:
     return [
         ("world", world_cases()),
         ("held-out", heldout_cases()),
-        ("issue 6", malformed_cases()),
-        ("quoted and new (session 26)", quoted_cases()),
-        ("gathered (session 27)", gathered_cases()),
+        ("malformed", malformed_cases()),
+        ("quoted and new", quoted_cases()),
+        ("gathered", gathered_cases()),
     ]
 
 

@@ -9,8 +9,8 @@ same capabilities, settings and initialization options as mm-tui (so the server 
 same way) and has the same two files open (the tool opens the file an answer points into).
 The two are timed alternately, in `ROUNDS` rounds of `REPEATS` calls; each figure is the median
 of all its calls, so the ratio holds on a noisy machine where absolute times do not. The CPU
-the client process spends per call (all its threads) is reported beside it. Aim (issues 4 and
-13): the warm ratio at or below 1.2. The cold start (spawn, initialize, open, first
+the client process spends per call (all its threads) is reported beside it. Aim: the
+warm ratio at or below 1.2. The cold start (spawn, initialize, open, first
 definition) is reported against the bare client's cold start too.
 """
 

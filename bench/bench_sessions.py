@@ -1,4 +1,4 @@
-"""Sessions that scale (issue 15): the append-only session log against the old whole-file
+"""Sessions that scale: the append-only session log against the old whole-file
 rewrite, and the per-directory index against parsing every session file.
 
 Run `python -m bench.bench_sessions`. Aims: appending a 10 KB message at message 1,000 costs at

@@ -2,7 +2,7 @@
 
 Run `python -m bench.bench_tools`. Each figure is the median of several runs, measured in
 the same process as its baseline, so the ratio holds on a noisy machine where absolute
-times do not. Targets (issue 3): edit_file on a 20,000-line file within 3x a plain
+times do not. Targets: edit_file on a 20,000-line file within 3x a plain
 read + replace + write; read_file of a `start`/`end` slice of a 50 MB file within 2x a plain
 read of that file.
 """

@@ -1,4 +1,4 @@
-"""The window's cost (issue 16), each figure beside bare Textual or a bare client, same run.
+"""The window's cost, each figure beside bare Textual or a bare client, same run.
 
 - First frame: a fresh interpreter, from spawn to the first rendered frame (headless), mm-tui's
   window (its real Agent built after the first frame) against bare Textual with the same kinds

@@ -7,7 +7,7 @@ folding the last row (Enter), typing in the prompt, and a streamed answer's new 
 and the process's memory. The floor at each size is bare Textual (`BareWindow`) holding as
 many one-line Statics: composing them, toggling the last one, typing in its real TextArea.
 
-Aims (issue 16): at 5,000 rows typing p95 < 16 ms, fold p95 < 50 ms, RSS < 150 MB, replay to
+Aims: at 5,000 rows typing p95 < 16 ms, fold p95 < 50 ms, RSS < 150 MB, replay to
 its last frame < 2 s; and no figure at 5,000 rows more than 1.5x its value at 100 rows.
 
 Also: one answer holding 5,000 list items (and one with a 5,000-row table) delivered at once,

@@ -1,4 +1,4 @@
-"""The real-model check of issue 12: `mm-tui -p` against a real llama-server running a real
+"""The real-model check of the call reader: `mm-tui -p` against a real llama-server running a real
 small model in native, auto and text mode — a real chat template, real SSE, real
 usage. Opt-in: it is in neither the default test suite nor `python -m bench`, because it needs
 a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes over an hour.

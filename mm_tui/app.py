@@ -131,7 +131,7 @@ class MMApp(App[int]):
         `build_in_worker` is False (a replay: its top line is right from the first frame).
         `still`: no cursor blink, no animation, no spinner motion (snapshot tests).
         `first_run`: the server check whose findings open the empty transcript.
-        `trust`: a project to ask about before the core is built (issue 11).
+        `trust`: a project to ask about before the core is built (agent/trust.py).
         `pick_session`: open `/resume`'s picker once the core is ready (`--resume` alone)."""
         super().__init__()
         self.config = config
@@ -275,7 +275,7 @@ class MMApp(App[int]):
     def _prompt_changed(self, message: PromptInput.Changed) -> None:
         self.query_one(SlashMenu).show_matches(message.text_area.text)
 
-    # -- the permission question (issue 11: typing never answers it; F2 goes to it) --------
+    # -- the permission question (typing never answers it; F2 goes to it) -----------------
 
     @on(PermissionQuestion.Answered)
     def _question_answered(self, message: PermissionQuestion.Answered) -> None:
@@ -487,7 +487,7 @@ class MMApp(App[int]):
             row.resolve(answer, automatic=False)
 
     def action_edit_queued(self) -> None:
-        """Alt+↑: the newest queued message back in the prompt, to edit (issue 14)."""
+        """Alt+↑: the newest queued message back in the prompt, to edit."""
         text = self.turns.edit_queued()
         if text is not None:
             prompt = self.query_one(PromptInput)

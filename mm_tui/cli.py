@@ -265,9 +265,10 @@ def _run_face(args: argparse.Namespace, typed: str = "") -> int:
 
 
 def _unresumable(resume: str) -> str | None:
-    """Why `--resume ID` names no session (an unknown id stops, issue 14), or None.
+    """Why `--resume ID` names no session (an unknown id stops), or None.
 
-    A session file that exists but is corrupt is kept and a new session starts (SPEC §8 tests).
+    A session file that exists but is corrupt is kept and a new session starts
+    (tests/agent/test_sessions.py).
     """
     from mm_tui.agent.session import SessionStore
 

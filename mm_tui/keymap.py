@@ -1,4 +1,4 @@
-"""The `keymap` section of the config: keys remapped by binding id (issue 14), checked first.
+"""The `keymap` section of the config: keys remapped by binding id, checked first.
 
 Textual's `App.set_keymap` applies a keymap as given: an unknown id is ignored, a typo in a
 key binds nothing, and a key given to two actions silently takes one of them away. mm-tui

@@ -30,7 +30,7 @@ def run_app(
     typed: str = "",
 ) -> int:
     """Open the window and return the exit status (the CLI's entry point). `reload`: the
-    config loaded again, as after trusting the project (issue 11). `typed`: keys typed before
+    config loaded again, as after trusting the project. `typed`: keys typed before
     the window could read them (`support.typeahead`), read before the terminal."""
     if problems := keymap_errors(config):
         for line in problems:

@@ -5,7 +5,7 @@ TurnStarted, answers stream as TextDelta pieces, reasoning as ReasoningDelta, to
 ToolStarted/ToolFinished (status, duration and diff from `tool_meta`), `errors` become notices,
 and every turn ends with its TurnSummary.
 
-The events are made lazily, as they are played (issue 15): a 10,000-message session opens in
+The events are made lazily, as they are played: a 10,000-message session opens in
 the time it takes to read it, and its 6-character text deltas are cut only when their turn
 comes. At speed 0 ("everything at once") the window takes the session whole instead
 (`Replay.at_once`) and builds its blocks straight from `conversation_events`.

@@ -84,7 +84,7 @@ class ScreenSurface:
 
     async def show_resumed(self, port: AgentPort) -> None:
         """The conversation the port opened with (--continue, --resume, a replay at speed 0),
-        shown at once: built from its history, not played (issue 16)."""
+        shown at once: built from its history, not played."""
         history = port.resumed_history()
         if history:
             from mm_tui.replay import conversation_events

@@ -11,15 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import sys
 import threading
 from collections import deque
 from collections.abc import Iterable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from scripted_server.grammar import REFUSAL, GrammarMode, held_to, schema_of
+from scripted_server.http_base import QuietHandler, TrackedHTTPServer
 from scripted_server.script import DIALECTS, Reply, ScriptError
 from scripted_server.side_routes import OLLAMA_VERSION, answer_get, answer_post
 from scripted_server.wire import (
@@ -45,40 +44,12 @@ class _ConnectionCut(Exception):
     """The client went away, or the server is stopping: abandon this response."""
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Keeps the sockets of open connections so `stop()` can shut them."""
-
-    daemon_threads = True
-    block_on_close = True
+class _HTTPServer(TrackedHTTPServer):
+    """The scripted server's HTTP server: its handlers reach the `ScriptedServer`."""
 
     def __init__(self, owner: ScriptedServer, port: int) -> None:
         self.owner = owner
-        self.open_connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", port), _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.open_connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.open_connections.discard(request)
-        super().shutdown_request(request)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is ordinary; anything else is a bug worth a traceback."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-    def cut_open_connections(self) -> None:
-        with self.connections_lock:
-            connections = list(self.open_connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
+        super().__init__(port, _Handler)
 
 
 class ScriptedServer:
@@ -135,13 +106,7 @@ class ScriptedServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(self, self.port)
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},  # bounds how long stop() waits
-            name=f"scripted-server:{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
+        self._thread = self._httpd.serve_in_thread(f"scripted-server:{self.port}")
         return self
 
     def stop(self) -> None:
@@ -150,11 +115,7 @@ class ScriptedServer:
         if httpd is None:
             return
         self._stopping.set()
-        httpd.shutdown()
-        httpd.cut_open_connections()
-        httpd.server_close()  # joins the handler threads (block_on_close)
-        if thread is not None:
-            thread.join()
+        httpd.stop(thread)
         self._httpd = self._thread = None
 
     def __enter__(self) -> ScriptedServer:
@@ -233,14 +194,11 @@ class ScriptedServer:
             self.other_requests.append((method, path, body))
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     """One connection: routes requests to the owner ScriptedServer."""
 
     protocol_version = "HTTP/1.1"
     server: _HTTPServer  # pyright: ignore[reportIncompatibleVariableOverride]  # narrowed to ours
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Silence: tests read captured requests, not a log on stderr."""
 
     @property
     def owner(self) -> ScriptedServer:
@@ -249,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing ---------------------------------------------------------------------------
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        path = self.path.split("?", 1)[0].rstrip("/")
+        path = self.request_path().rstrip("/")
         self.owner._record_other("GET", path, None)
         answer = answer_get(self.owner, path)
         if answer is None:
@@ -258,12 +216,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(*answer)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        path = self.path.split("?", 1)[0].rstrip("/")
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            self.owner._record_other("POST", path, raw.decode("utf-8", "replace"))
+        request = self.read_request()
+        path, body = request.path.rstrip("/"), request.body
+        if request.not_json:
+            self.owner._record_other("POST", path, request.raw.decode("utf-8", "replace"))
             self.send_json(400, {"error": {"message": "request body is not JSON"}})
             return
         if path.endswith("/chat/completions") and isinstance(body, dict):

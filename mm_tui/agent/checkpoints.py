@@ -1,4 +1,4 @@
-"""Checkpoints of the files a turn changed, so `/undo` can put them back (issue 14).
+"""Checkpoints of the files a turn changed, so `/undo` can put them back.
 
 Before `write_file`, `edit_file` or an lsp rename writes a file, the file as it was is kept —
 its bytes and mode, or "did not exist" — once per file per turn, on disk beside the session

@@ -1,9 +1,9 @@
 """A model call's stream, a block of chunks at a time, into the assembler, the watch and the
-events (issue 16).
+events, at as little CPU per chunk as the model's machine can spare.
 
 The stream's reading thread hands over the chunks one read of the socket completed (a few at
 the window's pace). Each chunk is still assembled and watched on its own, as SPEC §3 and
-issue 11 say (the same piece counted per chunk, a stop at the chunk that makes it), but the
+the stream bounds say (the same piece counted per chunk, a stop at the chunk that makes it), but the
 usual chunk (a piece of the answer, nothing else) takes a short road, and the deltas said in a
 row are joined into one event per block: the window and `-p` show the joined text, and an
 event per token cost more than the token's own work on the CPU the model needs.
@@ -42,7 +42,7 @@ class ChunkFeed:
     def __init__(self, assembler: StreamAssembler, signals: TurnSignals, started: float) -> None:
         self.assembler = assembler
         self.signals = signals
-        self.watch = StreamWatch()  # the answer and the reasoning, bounded like a call (issue 11)
+        self.watch = StreamWatch()  # the answer and the reasoning, bounded like a call
         self.started = started
         self.first_token: float | None = None
         self.runaway: str | None = None

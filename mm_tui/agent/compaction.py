@@ -1,4 +1,4 @@
-"""/compact (issue 6): the conversation's middle replaced by a summary the model writes itself.
+"""/compact: the conversation's middle replaced by a summary the model writes itself.
 
 Kept word for word: the system prompt, the first user message (the task as the person said it)
 and the last turns. A turn is cut only at user messages, so a tool call is never separated from

@@ -1,4 +1,4 @@
-"""An honest context budget (issue 6): how large the window really is, and whether the server
+"""An honest context budget: how large the window really is, and whether the server
 silently cut what we sent.
 
 Asked of the server where it can tell: llama-server's `GET /props` (`n_ctx`), Ollama's
@@ -173,7 +173,7 @@ class ContextBudget:
         whole: int | None = None,
     ) -> str:
         """Record what one call used; returns a warning when the request was larger than the
-        window (issue 14) or the server seems to have cut what it was sent, else "".
+        window or the server seems to have cut what it was sent, else "".
 
         `whole` is the whole prompt's size when the server's numbers say it (cached part
         included: `usage_report.whole_prompt`). Without it the first call's `prompt_tokens`

@@ -169,7 +169,7 @@ class Conversation:
 
     def record_compaction(self, keep: int, drop: int, note: Message) -> None:
         """The model will be sent the first `keep` messages, `note`, then what follows the
-        `drop` summarised ones; the file keeps every message (issue 15)."""
+        `drop` summarised ones; the session file keeps every message."""
         messages = self.session.messages
         self.session.messages = [*messages[:keep], note, *messages[keep + drop :]]
         self.session.history.append(note)
@@ -182,7 +182,7 @@ class Conversation:
 
     def end_with_error(self, where: str, message: str) -> TurnEnded:
         """A turn ends on a fault: the line goes to `errors`, to the person, and ends it.
-        One line, bounded, whatever a server or a tool put in it (issue 11)."""
+        One line, bounded, whatever a server or a tool put in it."""
         message = one_line(message)
         self.add_error(where, message)
         self.sink(Notice("error", message))

@@ -77,7 +77,7 @@ class PermissionAnswer(StrEnum):
 
 @dataclass(frozen=True)
 class PermissionReply:
-    """An answer with words: a rejection may say why, and the model reads it (issue 11)."""
+    """An answer with words: a rejection may say why, and the model reads it."""
 
     answer: PermissionAnswer
     reason: str = ""

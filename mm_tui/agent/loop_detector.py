@@ -19,7 +19,7 @@ LOOP_STOP = (
     "failing result — turn stopped by the loop detector; rephrase the request, or fix what the "
     "tool kept reporting]"
 )
-#: The same stop when the repeated result was a success (issue 14): not called "failing".
+#: The same stop when the repeated result was a success: not called "failing".
 LOOP_STOP_SAME = LOOP_STOP.replace("same failing result", "same result").replace(
     "fix what the tool kept reporting", "say what is still missing"
 )
@@ -76,7 +76,7 @@ def _failed(output: str) -> bool:
 
 
 class LoopDetector:
-    """Counts loops of tool calls (SPEC §5, widened by issue 12): the same (tool, input,
+    """Counts loops of tool calls (SPEC §5, and more): the same (tool, input,
     output) triple in a row (the seed's exact strings), a cycle of calls repeating with the
     same results (A,B,A,B…), and one tool called again and again with new arguments that all
     fail. Each gets a note first and a stop later. `/new` resets it."""
@@ -204,7 +204,7 @@ TEXT_EVERY = 64  # characters between two looks (this runs per streamed fragment
 
 
 class TextRepetition:
-    """A streamed answer repeating itself (issue 12): the last 1 KB is one pattern of 8 to
+    """A streamed answer repeating itself: the last 1 KB is one pattern of 8 to
     256 characters repeated. The first time, a note; when another 1 KB has repeated, a stop."""
 
     def __init__(self, what: str = "answer") -> None:

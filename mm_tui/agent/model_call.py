@@ -67,7 +67,7 @@ ToolMode = Literal["native", "text"]
 
 
 class ModelCall:
-    """Streams completions for one conversation; holds the tool-call mode (issue 6)."""
+    """Streams completions for one conversation; holds the tool-call mode."""
 
     def __init__(
         self,
@@ -86,7 +86,8 @@ class ModelCall:
         self.signals = signals
         self.budget = budget
         self.retry_delays = tuple(retry_delays)
-        #: "native" (the API's tools) or "text" (described in the prompt); see issue 6.
+        #: "native" (the API's tools) or "text" (described in the prompt): see
+        #: docs/decisions/0005-text-protocol.md.
         self.tool_mode: ToolMode = "text" if config.tool_calls == "text" else "native"
         self._said_tools_dropped = False
         #: The last rung: a call no repair reads is asked again under a grammar.
@@ -263,7 +264,7 @@ class ModelCall:
         return found.remaining if found.calls else assembler.text
 
     def _mend_native_calls(self, assembler: StreamAssembler) -> None:
-        """Native calls whose name carries leaked tokens or markup (issue 12), mended."""
+        """Native calls whose name carries leaked tokens or markup, mended."""
         for position, call in enumerate(assembler.calls):
             mended = mend_native_call(
                 call.name, call.arguments, lambda name: self.registry.resolve(name) is not None
@@ -319,7 +320,7 @@ class ModelCall:
 
     def _notice_dropped_tools(self, request: dict[str, Any], assembler: StreamAssembler) -> None:
         """A server that took `tools` but counted a prompt without them (llama-server without
-        a tool-capable template, issue 12), said once. In `toolCalls: auto` the session
+        a tool-capable template), said once. In `toolCalls: auto` the session
         switches to the text protocol, which needs nothing of the template; in `native` the
         person is told which setting would."""
         counted = self.budget.prompt_counted

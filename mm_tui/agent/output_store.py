@@ -1,7 +1,7 @@
 """The whole output of each tool call, on disk beside the session, for the person's viewer.
 
 The model gets a command's output cut at `maxOutput` (10,000 characters); the person can read
-all of it (issue 14). Bounded: past `limit` characters the file keeps the head and the tail,
+all of it (Ctrl+O). Bounded: past `limit` characters the file keeps the head and the tail,
 with one line saying how much was left out, so a runaway `yes` cannot fill the disk.
 Files live in `<session file without .json>.outputs/<call id>.txt`.
 """

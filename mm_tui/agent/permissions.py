@@ -1,4 +1,5 @@
-"""The permission gate (SPEC §7, issue 11): what runs is what the person approved.
+"""The permission gate (SPEC §7): what runs is what the person approved (see
+docs/decisions/0006-permission-question.md).
 
 bash, write_file, edit_file and lsp rename wait for the person under `permissions: ask`
 (reading outside the project too), unless `yolo`, a rule of the config or a grant "for this

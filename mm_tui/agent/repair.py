@@ -1,4 +1,4 @@
-"""Tolerant reading of tool-call arguments written by a weak model (issue 6's ladder, rung 2).
+"""Tolerant reading of tool-call arguments written by a weak model (rung 2 of the call ladder).
 
 Each successful repair is named by a short badge, shown on the tool row.
 """
@@ -42,7 +42,7 @@ NESTED_TOO_DEEPLY = "nested too deeply"
 def parse_arguments(raw: Any, schema: dict[str, Any] | None = None) -> ParsedArguments:
     """Read the arguments of a tool call, repairing what a small model commonly breaks; with
     the tool's JSON `schema`, a JSON string where an array or object is expected is decoded
-    (`{"edits": "[{…}]"}`, issue 12)."""
+    (`{"edits": "[{…}]"}`)."""
     parsed = _parse(raw)
     if schema is None or parsed.arguments is None:
         return parsed
@@ -92,7 +92,7 @@ def _parse(raw: Any) -> ParsedArguments:
                 return ParsedArguments(inner.arguments, BADGE_REPAIRED)
         return ParsedArguments(None, error=f"expected a JSON object, got {type(value).__name__}")
     repaired = _repair(text)
-    if repaired is None:  # issue 12: escapes outside strings, over-escaped or inner quotes
+    if repaired is None:  # escapes outside strings, over-escaped or inner quotes
         from mm_tui.agent.calls.jsonish import loads_lenient
 
         lenient = loads_lenient(text)

@@ -1,4 +1,4 @@
-"""Permission rules: `bash(git *)`, `write_file(src/**)`, `read_file(~/.ssh/**)` (issue 11).
+"""Permission rules: `bash(git *)`, `write_file(src/**)`, `read_file(~/.ssh/**)`.
 
 A rule names a tool and, in parentheses, what it applies to: a command pattern for bash, a
 path pattern for the file tools and lsp. The config's `permissions: {allow, ask, deny}` lists

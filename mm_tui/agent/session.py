@@ -1,4 +1,4 @@
-"""Where sessions live and how they are found, opened, forked and listed (SPEC §8, issue 15).
+"""Where sessions live and how they are found, opened, forked and listed (SPEC §8).
 
 Sessions are append-only logs under `$XDG_DATA_HOME/mm/sessions/` (see `session_log` for the
 format and why). One process writes a session at a time: it holds the file's lock; a session

@@ -1,5 +1,5 @@
 """A small index of sessions per project directory, so `--continue` and the session picker find
-a directory's sessions without opening every session file (issue 15).
+a directory's sessions without opening every session file.
 
 One JSON Lines file per directory (`index/<hash of the directory>.jsonl`): each line is the
 latest word on one session (id, directory, started, first message, messages, last update); a

@@ -1,4 +1,4 @@
-"""The session file (SPEC §8, issue 15): an append-only JSON Lines log, one line per event.
+"""The session file (SPEC §8): an append-only JSON Lines log, one line per event.
 
 Why JSON Lines and not SQLite: a line costs the same to append at message 10 and at message
 10,000; a crash can only tear the last line, which a reader sees (no newline, or not JSON) and

@@ -1,4 +1,4 @@
-"""`!command` (issue 14): the person runs a shell command from the prompt.
+"""`!command`: the person runs a shell command from the prompt.
 
 It goes through the model's own bash tool and permission gate (ask/allow/deny rules, yolo,
 session grants), and shows as the same row. Its output is what the model would have got (cut

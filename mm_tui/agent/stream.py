@@ -54,9 +54,9 @@ class AssembledCall:
         self.id = id
         self.name = name
         self.index = index
-        self.badge = badge  # how the call was obtained when not natively (issue 6's ladder)
+        self.badge = badge  # how the call was obtained when not natively (repaired, from text)
         self.raw = raw  # the text it was read from, shown one key away on the row
-        self.not_run = not_run  # why the call must not run (issue 12: a reply cut inside it)
+        self.not_run = not_run  # why the call must not run (e.g. the reply was cut inside it)
         self._parts: list[str] = []
         self.tail = ""
         self.length = 0
@@ -184,7 +184,7 @@ class StreamAssembler:
         """The usual chunk, a piece of the answer and nothing else (one choice, no finish, no
         usage, a delta with only `content` besides a role or empty fields): its text, taken as
         `feed` takes it; "" for any other chunk, which is left untouched for `feed`. It saves
-        `feed`'s general walk on the chunks that are most of a stream (issue 16)."""
+        `feed`'s general walk on the chunks that are most of a stream (CPU the model needs)."""
         choices = chunk.get("choices")
         if type(choices) is not list or len(choices) != 1 or chunk.get("usage"):
             return ""

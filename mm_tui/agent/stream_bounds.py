@@ -1,4 +1,4 @@
-"""Bounds on a streamed answer and its reasoning (issue 11), beside SPEC §5's runaway calls.
+"""Bounds on a streamed answer and its reasoning, beside SPEC §5's runaway calls.
 
 A model that degenerates, or a server that misbehaves, can stream forever: the same text over
 and over, more text than any context holds, or chunks that carry nothing at all (the turn then

@@ -1,4 +1,4 @@
-"""Tool calls written in the answer's text (issue 6's rung 3, rebuilt for issue 12), and the
+"""Tool calls written in the answer's text (read by the class reader of `agent/calls/`), and the
 text protocol that describes the tools in the prompt for models the server cannot give tools to.
 
 The reading itself lives in `mm_tui.agent.calls` (one module per class of what models write);
@@ -137,7 +137,7 @@ TOOLS_MIN_TOKENS = 300
 
 def tools_ignored(request: dict[str, Any], prompt_tokens: int) -> bool:
     """Whether a server counted the prompt as if the request had no tools: llama-server with a
-    chat template that cannot render tools accepts `tools` and silently drops them (issue 12).
+    chat template that cannot render tools accepts `tools` and silently drops them.
     True when the server's count is near the conversation alone (~4 characters a token) and
     far below it with the tools, and not so low that the prompt was cut instead."""
     messages = len(json.dumps(request.get("messages", []), ensure_ascii=False)) // 4

@@ -67,13 +67,13 @@ class ToolRunner:
         self.signals = signals
         self.cwd = cwd
         self.max_output = max_output
-        #: Where a call's whole live output is kept for the person's viewer (issue 14).
+        #: Where a call's whole live output is kept for the person's viewer (Ctrl+O).
         self.full_output_file = full_output_file
         self.loop_message = ""  # the stop line of the last loop verdict
         self._waited = 0.0  # seconds the current call waited for the person's answer
         self._unanswered = False  # the current call's question was interrupted
         self.max_calls = max_calls
-        #: Files are kept before a tool writes them, for `/undo` (issue 14).
+        #: Files are kept before a tool writes them, for `/undo`.
         self.checkpoints = checkpoints
 
     def run(self, calls: list[AssembledCall], tally: TurnTally) -> TurnEnded | None:
@@ -113,7 +113,7 @@ class ToolRunner:
             badges.insert(0, BADGE_NAME)
         badge = ", ".join(badges)
         args = parsed.arguments if parsed.arguments is not None else {}
-        title = (  # issue 11: a row title hides nothing (the whole command, escaped)
+        title = (  # a row title hides nothing (the whole command, escaped)
             visible(tool.title(args), keep_newlines=False)
             if tool is not None and parsed.arguments is not None
             else quoted(call.name)  # a name the model made up: bounded too
@@ -155,7 +155,7 @@ class ToolRunner:
         return verdict, status
 
     def run_for_person(self, call_id: str, tool: Tool, command: str) -> tuple[ToolStatus, str]:
-        """`!command` (issue 14): the person's command through the gate and the tool, shown
+        """`!command`: the person's command through the gate and the tool, shown
         as a row; not in the history, not counted by the loop detector or the turn's tally."""
         args = {"command": command}
         title = visible(tool.title(args), keep_newlines=False)

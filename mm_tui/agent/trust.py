@@ -1,4 +1,4 @@
-"""Trusted project configs: a cloned repository cannot lift your permissions (issue 11).
+"""Trusted project configs: a cloned repository cannot lift your permissions.
 
 A project's `./.mm.yaml` or `./mm.yaml` comes with the code, written by whoever wrote the
 repository. Until the person trusts that directory, the keys that decide what runs without

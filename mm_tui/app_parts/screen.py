@@ -35,6 +35,12 @@ class WindowScreen(Screen[None]):
 
     `full_output(call_id)`: the core's kept copy of a call's whole output (Ctrl+O on a row)."""
 
+    DEFAULT_CSS = """
+    WindowScreen {
+        layout: vertical;
+    }
+    """
+
     AUTO_FOCUS = "#prompt"
 
     def __init__(

@@ -36,7 +36,7 @@ from mm_tui.agent.events import (
 #: Who rejected a call in `-p`: mm-tui, since nobody is there to answer the question.
 NOBODY_TO_ASK = "nobody_to_ask"
 
-_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # and bidi (issue 11)
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # and bidi
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 

@@ -1,7 +1,7 @@
 """The conversation with one server over its stdin and stdout, with one reader at a time.
 
 Why no asyncio and no reader thread in the way: a warm request to a server that answers in
-0.3 ms must cost the client little more than a bare blocking request (issue 13's bench: within
+0.3 ms must cost the client little more than a bare blocking request (bench/bench_lsp.py: within
 1.2x). A hand-off between threads or loop turns costs more than that. So the thread that
 asks writes its request and reads the answer itself, under the channel's lock, and hands
 everything else it reads on the way (diagnostics, progress, the server's own requests) to the

@@ -146,7 +146,7 @@ class ServerConnection:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.root,
-                env=scrubbed_environment(),  # no API key or token for a server (issue 11)
+                env=scrubbed_environment(),  # no API key or token for a server
                 start_new_session=True,  # its own process group: stopped whole, children too
             )
         except OSError as error:

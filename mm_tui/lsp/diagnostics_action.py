@@ -70,7 +70,7 @@ def diagnostics(context: ActionContext) -> Text | Failed:
             why = OLDER_TEXT.format(server=connection.name)
             return Text(NO_PUBLICATION.format(path=context.shown, seconds=timeout, why=why))
         # It published for this text before and is not loading: an unchanged list is not
-        # published again by every server (issue 13). Its last word stands, said so.
+        # published again by every server. Its last word stands, said so.
         found, suffix = last.diagnostics, AS_LAST_PUBLISHED
     else:
         loading = state.loading or connection.young

@@ -1,7 +1,7 @@
 """Files as the disk has them now, read again only when their stat says they changed.
 
 The disk is the truth (SPEC §4: every request follows the file's current content), but a
-warm call must not pay a read and a comparison of every file it touches (issue 13's bench:
+warm call must not pay a read and a comparison of every file it touches (bench/bench_lsp.py:
 definition on basedpyright within 1.2x of a direct request). A file is re-read when its
 modification time, size, inode or change time moved — or when its last read happened so soon
 after its last write that a second write could share the same timestamp (git's "racily clean"

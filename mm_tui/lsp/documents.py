@@ -1,4 +1,4 @@
-"""Keeping a server's view of each file equal to the disk (SPEC §4: the disk is the truth).
+"""Keeping a server's view of each file equal to the disk (SPEC §1: the disk is the truth).
 
 Before each request the file is re-read and sent: `didOpen` the first time, a whole-document
 `didChange` when its content moved since; nothing when it did not. The model edits with
@@ -157,7 +157,7 @@ class OpenDocuments:
     def refresh(self, asked: str) -> bool:
         """Re-send every other open file whose content moved on disk since it was sent (an
         edit by bash, edit_file or the person's editor): the server answers about the project
-        as it is, not only about the file asked (issue 13). A deleted file is closed.
+        as it is, not only about the file asked. A deleted file is closed.
 
         True when one was re-sent: the asked file may include it, and a server that keeps
         its analysis of a file until that file changes (clangd's preamble) must be told."""

@@ -5,7 +5,7 @@ jedi-language-server announces UTF-16 and counts code points, so a rename past a
 lands one column off and writes broken code. Those known are listed by command and by
 `serverInfo` name (some never send one); the others are verified on the first answer that
 allows it: ranges said to cover a name on a line with non-ASCII text are read in each
-encoding, and the one where they all cover the name wins (SPEC §6, issue 13).
+encoding, and the one where they all cover the name wins (SPEC §6).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ answer does not decode into lsprotocol 2025's classes). Junk on a server's stdou
 without a length, a body that is not JSON — is skipped, and the next frame is read.
 
 msgspec encodes and decodes a frame in one C call each (the json module's Python layers cost
-a warm request several microseconds: issue 13's bench); the json module stays the fallback
+a warm request several microseconds: bench/bench_lsp.py); the json module stays the fallback
 for what msgspec refuses or writes differently: invalid UTF-8 and non-standard JSON read by
 the server, non-ASCII text to escape, lsprotocol objects (msgspec would write their Python
 field names, not the protocol's).

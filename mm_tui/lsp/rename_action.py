@@ -1,6 +1,6 @@
 """The `rename` action: the server's edits, checked, written to disk, then told back (SPEC §4).
 
-A rename must never leave broken code behind (issue 13): the server is asked until its
+A rename must never leave broken code behind: the server is asked until its
 whole index stands behind the edits (rename_check.py), the columns of its edits are
 checked against the name they replace (and the server's real encoding adopted when they
 show another), read-only files refuse the whole rename before anything is written, and the
@@ -19,18 +19,17 @@ from mm_tui.lsp.answers import Failed, Text
 from mm_tui.lsp.connection import ServerConnection, ServerFailure
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.rename_check import settled_rename
+from mm_tui.lsp.rename_write import FilesRefused, RenameFailed, write_changes
 from mm_tui.lsp.symbols import Occurrence, clean_symbol
 from mm_tui.lsp.text import from_wire_column
 from mm_tui.lsp.words import rule_with
 from mm_tui.lsp.workspace_edit import (
     EditRefused,
-    RenameFailed,
     changes_diff,
     edits_by_file,
     name_spans,
     plan_changes,
     read_targets,
-    write_changes,
 )
 
 log = logging.getLogger(__name__)
@@ -40,6 +39,12 @@ RENAME_PREVIEW = "rename to {new_name}: {edits} edit(s) in {files} file(s)"
 RENAME_FILE_LINE = "{path}: {edits} edit(s)"
 RENAME_REFUSED = "[lsp: rename refused: {reason} — nothing was written]"
 RENAME_ROLLED_BACK = "[lsp: rename failed: {reason} — every file was restored]"
+#: Then one line per file (`path: why`).
+FILES_NO_LONGER_READ = "{count} of {total} file(s) are no longer the files read for the rename"
+NOT_RESTORED = (
+    "[lsp: rename failed: {reason} — every other file was restored; these were no longer the "
+    "files written, so they were left as they are:]"
+)
 BLIND = (
     "{server} found no source files in the project (its log said so), so its rename would "
     "reach the open files only"
@@ -70,7 +75,7 @@ def rename(
 ) -> Text | Failed:
     """Ask the server for the rename's edits; with `write`, apply them and resync the files.
 
-    `shown` is the diff the person allowed (issue 11: what you approve is what runs): the
+    `shown` is the diff the person allowed (what you approve is what runs): the
     server is asked again to write, and its new answer may differ (a server that changed
     its mind, or a hostile one); then nothing is written."""
     connection = context.connection
@@ -111,8 +116,14 @@ def rename(
             return Failed(RENAME_REFUSED.format(reason=NOT_AS_SHOWN))
         if write:
             try:
-                write_changes(changes, new_name, before_write)
+                write_changes(changes, new_name, before_write, context.root)
+            except FilesRefused as refused:
+                reason = FILES_NO_LONGER_READ.format(count=len(refused.lines), total=refused.total)
+                return Failed("\n".join([RENAME_REFUSED.format(reason=reason), *refused.lines]))
             except RenameFailed as failure:
+                if failure.not_restored:
+                    head = NOT_RESTORED.format(reason=failure)
+                    return Failed("\n".join([head, *failure.not_restored]))
                 return Failed(RENAME_ROLLED_BACK.format(reason=failure))
             except OSError as error:
                 reason = f"writing {error.filename}: {error.strerror}"

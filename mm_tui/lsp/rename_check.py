@@ -1,4 +1,4 @@
-"""A rename's edits, asked until the server's whole index stands behind them (issue 13).
+"""A rename's edits, asked until the server's whole index stands behind them.
 
 clangd and typescript-language-server answer `textDocument/rename` from what they indexed so
 far: under load they renamed the symbol in the asked file only, and the rename looked done.

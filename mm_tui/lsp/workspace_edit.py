@@ -12,9 +12,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import re
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from mm_tui.lsp.documents import NotAFile, path_of_uri
 from mm_tui.lsp.encoding_check import Span
 from mm_tui.lsp.formatting import display_path
 from mm_tui.lsp.text import line_starts, offset_of, split_lines
-from mm_tui.support.atomic_write import write_atomically
+from mm_tui.support.guarded_write import FileSeen, see
 from mm_tui.support.terminal_text import quoted
 
 log = logging.getLogger(__name__)
@@ -44,6 +42,8 @@ class FileChange:
     #: Where each edit's new text lies in `new_text` (start, end): the lines the new name
     #: must stand on once the file is written (none known: anywhere in the file).
     placed: tuple[tuple[int, int], ...] = ()
+    #: The file as read for the plan (folder, inode, hash): what the write checks it still is.
+    seen: FileSeen | None = None
 
 
 def edits_by_file(answer: Any) -> dict[Path, list[dict[str, Any]]]:
@@ -159,7 +159,8 @@ def plan_changes(
         if names is not None:
             _check_names(old_text, edits, encoding, names, display_path(path, root))
         new_text, placed = placed_text_edits(old_text, edits, encoding)
-        changes.append(FileChange(path, old_text, new_text, len(edits), placed))
+        seen = see(path, old_text.encode("utf-8", "surrogateescape"))
+        changes.append(FileChange(path, old_text, new_text, len(edits), placed, seen))
     return changes
 
 
@@ -244,87 +245,10 @@ def _check_names(
             )
 
 
-def write_changes(
-    changes: list[FileChange],
-    new_name: str = "",
-    before_write: Callable[[Path], None] | None = None,
-) -> None:
-    """Write each changed file atomically (a temporary file renamed over it, mode kept).
-
-    All or nothing: when a write fails, or a file read back is not what was written or lacks
-    `new_name`, every file already written gets its old text back, then RenameFailed (or the
-    OSError) is raised.
-    """
-    written: list[FileChange] = []
-    try:
-        for change in changes:
-            if change.new_text == change.old_text:
-                continue
-            if before_write is not None:
-                before_write(change.path)  # the agent keeps the file for `/undo`
-            _check_unchanged(change)
-            write_atomically(change.path, change.new_text.encode("utf-8", "surrogateescape"))
-            written.append(change)
-        for change in written:
-            _check_written(change, new_name)
-    except (OSError, RenameFailed):
-        _restore(written)
-        raise
-
-
-class RenameFailed(Exception):
-    """A written file is not what the rename meant; `str()` says which and why."""
-
-
 def _link_now(path: Path) -> str | None:
     """Where `path` (a real path when resolved) leads now, when it became a link since."""
     now = os.path.realpath(path)
     return None if now == os.fspath(path) else now
-
-
-def _check_unchanged(change: FileChange) -> None:
-    """The file is still what the edits were planned on: one deleted or rewritten since
-    (an editor, a build) is not written over, nor brought back to life, nor one turned into
-    a link (the write would follow it, out of the project perhaps)."""
-    moved = _link_now(change.path)
-    if moved is not None:
-        raise RenameFailed(
-            f"{change.path.name} became a link to {moved} before the rename wrote it"
-        )
-    try:
-        now = change.path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError:
-        raise RenameFailed(f"{change.path.name} was deleted before the rename wrote it") from None
-    if now != change.old_text:
-        raise RenameFailed(f"{change.path.name} changed on disk before the rename wrote it")
-
-
-def _check_written(change: FileChange, new_name: str) -> None:
-    on_disk = change.path.read_bytes().decode("utf-8", "surrogateescape")
-    if on_disk != change.new_text:
-        raise RenameFailed(f"{change.path.name} changed on disk while it was written")
-    if not new_name:
-        return
-    name = re.compile(rf"(?<![\w$]){re.escape(new_name)}(?![\w$])")
-    for start, end in change.placed or ((0, len(on_disk)),):
-        # The lines the edit wrote: a diff-style edit (jedi's) may write a part of the name,
-        # so its lines are searched, not its own text; a whole-file edit, the whole file.
-        first = on_disk.rfind("\n", 0, start) + 1
-        last = on_disk.find("\n", end)
-        if not name.search(on_disk, first, len(on_disk) if last < 0 else last):
-            line = on_disk.count("\n", 0, start) + 1
-            raise RenameFailed(
-                f"{change.path.name}:{line} does not contain {new_name} where the server's "
-                "edit put it"
-            )
-
-
-def _restore(written: list[FileChange]) -> None:
-    for change in written:
-        try:
-            write_atomically(change.path, change.old_text.encode("utf-8", "surrogateescape"))
-        except OSError:
-            log.exception("could not restore %s after a failed rename", change.path)
 
 
 def changes_diff(changes: list[FileChange], root: Path) -> str:

@@ -1,4 +1,4 @@
-"""Finding and ending every process a command started, detached ones included (issue 11).
+"""Finding and ending every process a command started, detached ones included.
 
 A process group is not enough: `setsid`, `nohup … &` with `setsid`, or a double fork leave
 the group, and a process whose parent died is re-parented away from us. So each command

@@ -16,10 +16,11 @@ OSC 52, or `stty` state). At its start mm-tui therefore, as Codex's `process-har
   block it was started with (the block `/proc/<pid>/environ` shows, which `os.environ` changes
   never reach), so even a reader the kernel still lets in (root) finds no key there.
 
-Commands run in their own session with stdin from /dev/null and no terminal (`tools/bash.py`).
-What this cannot cover, since commands run as the person: files the person can read (a config
-file holding `apiKey`), the environment of other processes of theirs (the shell that exported
-the key), and terminals opened by name (`/dev/pts/N`); the README's Safety section says so.
+Commands run in their own session with stdin from /dev/null and no terminal (`tools/bash.py`),
+and where Landlock is there they cannot open a terminal by name (`/dev/pts/N`:
+`terminal_fence.py`). What this cannot cover, since commands run as the person: files the
+person can read (a config file holding `apiKey`), the environment of other processes of theirs
+(the shell that exported the key); the README's Safety section says so.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A model can run `env` or `printenv`, and a language server's plugins read whatev
 neither needs the API key. Variables named like secrets (`*_API_KEY`, `*_TOKEN`, `*_SECRET`,
 `*_PASSWORD`, plus the names or patterns the config's `scrubEnv` adds) and any variable whose
 value is a secret this process knows (the configured API key, under whatever name) are left
-out of the environment of bash commands and language servers (issue 11).
+out of the environment of bash commands and language servers.
 """
 
 from __future__ import annotations

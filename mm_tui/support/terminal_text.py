@@ -105,7 +105,7 @@ def first_line(text: str) -> str:
 
 
 # What a person must see to know what runs: every character that is invisible, moves the
-# cursor, reorders text (bidi), or pads a line is drawn as an escape instead (issue 11):
+# cursor, reorders text (bidi), or pads a line is drawn as an escape instead:
 # controls (CR, VT, FF, NEL…), format characters (zero-width, joiners, BOM, bidi, tags),
 # separators and odd spaces, private-use and unassigned code points, and the characters that
 # draw nothing though they are letters or marks (Unicode's Other_Default_Ignorable_Code_Point:

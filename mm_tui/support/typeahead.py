@@ -1,4 +1,4 @@
-"""Keys typed while the window starts are kept for it, as typed (issue 16).
+"""Keys typed while the window starts are kept for it, as typed.
 
 A terminal starts in canonical mode: the kernel echoes what is typed, edits the line (erase,
 kill) and turns Enter into a line feed, which the window would read as Ctrl+J (a new line in the

@@ -1,4 +1,4 @@
-"""Markdown tables in an answer honour their columns' alignment (`| :-- | :-: | --: |`, issue 14).
+"""Markdown tables in an answer honour their columns' alignment (`| :-- | :-: | --: |`).
 
 Textual 8.2.8's `MarkdownTable` draws every cell left-aligned: markdown-it puts a column's
 alignment on each `th`/`td` token (`style="text-align:right"`) and Textual drops it. Here the

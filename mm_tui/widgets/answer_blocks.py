@@ -45,6 +45,14 @@ class AnswerBlock(GrowsInPlace, Markdown):
     stream draws only approximately (a table), once it is finished.
     """
 
+    DEFAULT_CSS = """
+    AnswerBlock {
+        margin: 0;
+        padding: 0 1;
+        background: transparent;
+    }
+    """
+
     BLOCKS = {
         **Markdown.BLOCKS,
         "bullet_list_open": CompactBulletList,
@@ -186,6 +194,21 @@ class AnswerBlock(GrowsInPlace, Markdown):
 
 class ReasoningBlock(Collapsible):
     """The model's reasoning, folded: shown on request, never sent back to the model."""
+
+    DEFAULT_CSS = """
+    /* Collapsible's own look (a surface, a top border, padding) is not for a thought folded
+       inside an answer; `:ansi` is restated because Collapsible's `:ansi` rule is more specific. */
+    ReasoningBlock, ReasoningBlock:ansi {
+        margin: 0;
+        padding: 0;
+        border: none;
+        background: transparent;
+        color: $text-muted;
+    }
+    ReasoningBlock .reasoning-text {
+        color: $text-muted;
+    }
+    """
 
     def __init__(self, text: str = "") -> None:
         body = Static("", markup=False, classes="reasoning-text")

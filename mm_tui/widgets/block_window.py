@@ -1,4 +1,4 @@
-"""A scrolling column of blocks of which only those near the view are mounted (issue 16).
+"""A scrolling column of blocks of which only those near the view are mounted.
 
 Textual lays out every mounted child on each change, so the cost of a frame would grow with the
 session. The column holds its blocks in three parts:
@@ -107,7 +107,7 @@ class BlockWindow(VerticalScroll):
                 self._busy = True
                 self.call_later(self._jump_to_bottom)
             return
-        self.release_anchor()  # new output no longer drags the view (issue 14)
+        self.release_anchor()  # new output no longer drags the view
         if where == "page_up":
             self.scroll_page_up(animate=False)
         elif where == "page_down":

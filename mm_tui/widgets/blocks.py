@@ -28,6 +28,14 @@ NOTICE_LOOK: dict[str, tuple[str, str]] = {
 class UserMessage(Static):
     """What the person sent, shown as typed."""
 
+    DEFAULT_CSS = """
+    UserMessage {
+        margin: 1 0 0 0;
+        padding: 0 1;
+        background: $boost;
+    }
+    """
+
     def __init__(self, text: str) -> None:
         super().__init__(
             Content.assemble((f"{USER_MARK} ", "bold $accent"), literal(text)),
@@ -44,6 +52,18 @@ class UserMessage(Static):
 
 class NoticeLine(Static):
     """One clear line: a server fault, a warning, a loop verdict, or information."""
+
+    DEFAULT_CSS = """
+    NoticeLine {
+        padding: 0 1;
+    }
+    NoticeLine.notice-error, NoticeLine.notice-loop {
+        background: $error 15%;
+    }
+    NoticeLine.notice-warning {
+        background: $warning 10%;
+    }
+    """
 
     def __init__(self, level: NoticeLevel, text: str) -> None:
         glyph, style = NOTICE_LOOK.get(level, NOTICE_LOOK["info"])
@@ -63,6 +83,13 @@ class NoticeLine(Static):
 
 class SummaryLine(Static):
     """SPEC §7's line after every turn, with duration and tokens."""
+
+    DEFAULT_CSS = """
+    SummaryLine {
+        padding: 0 1;
+        margin: 0 0 1 0;
+    }
+    """
 
     def __init__(self, summary: TurnSummary) -> None:
         super().__init__(Content.styled(summary.line(), "dim"), classes="summary")

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from mm_tui.support.file_index import FileIndex
 from mm_tui.support.terminal_text import visible
 from mm_tui.widgets.option_moves import highlighted_id, move_highlight
+from mm_tui.widgets.picker_look import picker_look
 
 PICKER_TITLE = "Attach a file: type to filter, Enter picks, Esc cancels"
 READING = "reading the project's files…"
@@ -36,12 +37,14 @@ class FilePicker(ModalScreen[str | None]):
         Binding("down", "move(1)", "Next", show=False, id="files.next"),
         Binding("up", "move(-1)", "Previous", show=False, id="files.previous"),
     ]
-    DEFAULT_CSS = """
-    FilePicker { align: center middle; }
+    DEFAULT_CSS = (
+        picker_look("FilePicker")
+        + """
     FilePicker #file-matches { height: auto; max-height: 20; }
     FilePicker #file-query { margin: 1 0; background: $boost; }
     FilePicker #file-note { color: $text-muted; }
     """
+    )
 
     class IndexReady(Message):
         """The worker finished listing the project."""

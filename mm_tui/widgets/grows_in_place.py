@@ -3,7 +3,7 @@
 When a widget's size changes, Textual 8.2.8 (`Widget._size_updated`) forgets every line it has
 drawn of the widget, and when its size or scrollable size changes it sets its `virtual_size`, a
 reactive that lays the whole screen out a second time. The streaming answer, the block holding it
-and the followed transcript grow several times a second (issue 16): their lines above stay what
+and the followed transcript grow several times a second: their lines above stay what
 they were, and the layout that changed their size is already done. So, mixed into them:
 - a gain in height at the same width keeps the drawn lines (the new ones are drawn; the answer
   repaints the lines whose text changed itself) and asks for no second layout (showing or

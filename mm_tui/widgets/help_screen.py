@@ -120,6 +120,24 @@ def shown_rows(remapped: Mapping[str, str]) -> list[tuple[str, str]]:
 class HelpScreen(ModalScreen[None]):
     """Keys and commands; Esc, q or F1 closes it."""
 
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen #help-panel {
+        width: 90;
+        max-width: 90%;
+        height: auto;
+        max-height: 90%;
+        border: round $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+    HelpScreen #help-panel Static {
+        margin: 0 0 1 0;
+    }
+    """
+
     BINDINGS = [Binding("escape,q,f1", "close", "Close", id="help.close")]
 
     def __init__(self, remapped: Mapping[str, str] | None = None) -> None:

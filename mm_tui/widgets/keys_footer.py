@@ -1,4 +1,4 @@
-"""The footer of keys, rebuilt only when the keys it shows change (issue 16).
+"""The footer of keys, rebuilt only when the keys it shows change.
 
 Textual's `Footer` rebuilds all its key widgets after every `refresh_bindings` (a focus change,
 a message queued, a turn started or ended; three at start-up alone): each rebuild mounts and

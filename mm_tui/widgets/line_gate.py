@@ -1,6 +1,6 @@
 """When a streaming answer's new lines go to the screen: line by line, not token by token.
 
-A frame costs the model's machine 2 to 3.5 ms of CPU in Textual whatever it shows (issue 16: at
+A frame costs the model's machine 2 to 3.5 ms of CPU in Textual whatever it shows (the bench: at
 50 tokens a second, a frame per token or per tick was most of the window's CPU). So, as Codex's
 terminal does, the answer is drawn when whole wrapped lines are complete, not on every token:
 - a frame when the laid-out answer gained one or more lines (the line above them is complete;

@@ -1,5 +1,5 @@
 """One line of text that already fits its widget, turned into a `Strip` without Textual's
-generic path, with the same segments (issue 16).
+generic path, with the same segments, for less CPU per frame.
 
 `Visual.to_strips` draws any `Content` at any width: it splits it into lines, expands tabs,
 wraps, truncates and aligns each, resolves and combines the styles of its spans, and builds

@@ -1,7 +1,7 @@
 """Long runs of list items or table rows parsed without markdown-it's block and inline passes.
 
 A 5,000-item answer spent most of its time to screen in markdown-it (pure Python): 0.3 s for
-the list, 0.6 s for the table on this project's 2-core machine (issue 16). Most such runs are
+the list, 0.6 s for the table on this project's 2-core machine. Most such runs are
 plain: one line per item (`- text`, `12. text`) or per row (`| a | b |`). Here each run of at
 least `MANY_ITEMS` lines is cut out of the source and a one-line stand-in of the same kind is
 parsed in its place (`- <marker>`, or a table row `| <marker> |` under the run's own header),

@@ -59,6 +59,15 @@ class DiffHighlighter(Highlighter):
 class OutputLog(Log):
     """A command's output, `previewLines` high and scrollable."""
 
+    DEFAULT_CSS = """
+    OutputLog {
+        height: auto;
+        overflow: auto;
+        background: $surface;
+        scrollbar-size: 1 1;
+    }
+    """
+
     def __init__(self, text: str = "", *, height: int, classes: str | None = None) -> None:
         super().__init__(auto_scroll=False, classes=classes)
         self.styles.max_height = max(1, height) + 1  # + 1 for a horizontal scrollbar
@@ -121,6 +130,17 @@ class DiffLog(OutputLog):
 
 class WrappedOutput(VerticalScroll):
     """A finished output of ordinary size, wrapped to the width, scrollable past its height."""
+
+    DEFAULT_CSS = """
+    WrappedOutput {
+        height: auto;
+        background: $surface;
+        scrollbar-size: 1 1;
+    }
+    WrappedOutput .output-text {
+        height: auto;
+    }
+    """
 
     def __init__(self, text: str, *, height: int) -> None:
         super().__init__(Static(Content(literal(text).rstrip("\n")), classes="output-text"))

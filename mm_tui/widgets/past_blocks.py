@@ -1,4 +1,4 @@
-"""A finished conversation's blocks as records, built straight from its events (issue 16).
+"""A finished conversation's blocks as records, built straight from its events.
 
 `--continue`, `--resume` and a replay at speed 0 show a conversation that is over: nothing in
 it streams, runs or asks. Building a widget per block only to archive it again cost 30 s of CPU

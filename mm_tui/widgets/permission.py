@@ -1,6 +1,6 @@
 """The question a tool row asks under `permissions: ask`: exactly what will run or change.
 
-What the person approves must be what runs (issue 11). The command (or what a file tool
+What the person approves must be what runs (docs/decisions/0006). The command (or what a file tool
 will do) is shown whole and wrapped, with every character that could hide part of it
 escaped and marked (`support.terminal_text.visible_parts`), and the question says how many
 such characters it holds; a command longer than a line or two is shown whole too, and a line
@@ -13,7 +13,7 @@ focus, and it never takes the focus by itself — F2 (or a click) goes to it. Wh
 in the prompt stays there: a message full of a, s and r answers nothing, and a question that
 arrives while you type is not answered by the next key.
 
-`r` opens a line inside the question for the reason (issue 11): Enter rejects, and what was
+`r` opens a line inside the question for the reason: Enter rejects, and what was
 typed there goes to the model after the rejection text (nothing typed: the plain rejection);
 Esc goes back to a/s/r. The prompt's text is never touched.
 """
@@ -123,6 +123,22 @@ class RejectionReason(Input):
 
 class PermissionQuestion(VerticalGroup, can_focus=True):
     """The question, the command or file (with its diff), and the three keys it owns."""
+
+    DEFAULT_CSS = """
+    PermissionQuestion {
+        height: auto;
+        border-left: thick $warning;
+        padding: 0 0 0 1;
+    }
+    PermissionQuestion .question, PermissionQuestion .keys, PermissionQuestion .location,
+    PermissionQuestion .detail, PermissionQuestion .size {
+        height: auto;
+    }
+    PermissionQuestion:focus {
+        border-left: thick $accent;
+        background: $warning 8%;
+    }
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('a')", "Allow once", id="question.allow_once"),

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from mm_tui.agent.port import ConfigRule
 from mm_tui.support.terminal_text import quoted, visible
+from mm_tui.widgets.picker_look import picker_look
 
 NO_GRANTS = "No tool is allowed for the session (answer s to a question to allow one)."
 NO_RULES = "No rules in the config (permissions: {allow: [...], ask: [...], deny: [...]})."
@@ -42,6 +43,8 @@ def rules_text(rules: Sequence[ConfigRule]) -> Content:
 
 class ModelPicker(ModalScreen[str | None]):
     """The server's models; Enter picks one, Esc keeps the current one."""
+
+    DEFAULT_CSS = picker_look("ModelPicker")
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
 
@@ -75,6 +78,8 @@ class ModelPicker(ModalScreen[str | None]):
 
 class GrantsScreen(ModalScreen[set[str]]):
     """The mode, yolo, and the tools allowed for the session; Enter revokes a grant."""
+
+    DEFAULT_CSS = picker_look("GrantsScreen")
 
     BINDINGS = [Binding("escape,q", "close", "Close", id="grants.close")]
 

@@ -24,6 +24,19 @@ BLINKS_AFTER_INPUT = 10
 class PromptInput(TextArea):
     """A multi-line TextArea that sends on Enter; history steps only at its first/last line."""
 
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        border: round $primary 50%;
+        padding: 0 1;
+    }
+    PromptInput:focus {
+        border: round $accent;
+    }
+    """
+
     BINDINGS = [
         Binding("ctrl+j,shift+enter", "newline", "Newline", id="prompt.newline"),
         Binding("tab", "complete", "Complete", show=False, id="prompt.complete"),
@@ -50,7 +63,6 @@ class PromptInput(TextArea):
             soft_wrap=True,
             tab_behavior="focus",
             show_line_numbers=False,
-            compact=True,
             highlight_cursor_line=False,
         )
         self.prompt_history = history

@@ -23,6 +23,7 @@ from textual.widgets.option_list import Option
 from mm_tui.agent.session_index import SessionInfo
 from mm_tui.support.terminal_text import literal
 from mm_tui.widgets.option_moves import highlighted_id, move_highlight
+from mm_tui.widgets.picker_look import picker_look
 from mm_tui.window.session_intents import SessionChoice
 
 PICKER_TITLE = "Resume a session: type to filter, Enter opens, Ctrl+F opens a copy, Esc cancels"
@@ -71,14 +72,19 @@ class SessionPicker(ModalScreen[SessionChoice | None]):
         Binding("up", "move(-1)", "Previous", show=False, id="sessions.previous"),
         Binding("ctrl+f", "fork", "Open a copy", priority=True, id="sessions.fork"),
     ]
-    DEFAULT_CSS = """
-    SessionPicker { align: center middle; }
+    DEFAULT_CSS = (
+        picker_look("SessionPicker")
+        + """
+    SessionPicker .picker.-wide {
+        width: 120;  /* a date, counts and a first message per line */
+    }
     SessionPicker #session-list {
         height: auto; max-height: 20; text-wrap: nowrap; text-overflow: ellipsis;
     }
     SessionPicker #session-query { margin: 1 0; background: $boost; }
     SessionPicker #session-note { color: $text-muted; }
     """
+    )
 
     def __init__(
         self,

@@ -11,6 +11,14 @@ from mm_tui.window.slash_commands import matching_commands
 class SlashMenu(Static):
     """The commands matching what the prompt holds; hidden when it holds none."""
 
+    DEFAULT_CSS = """
+    SlashMenu {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
     def show_matches(self, text: str) -> None:
         """Update the list for the prompt's text."""
         matches = matching_commands(text)

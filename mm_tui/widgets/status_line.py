@@ -22,7 +22,7 @@ NEW_BELOW = "↓ {count} new — End returns to the bottom"
 
 def format_elapsed(seconds: float) -> str:
     """The turn's time on the status line, in whole seconds (`0s`, `12s`, `2m 05s`): its text
-    changes once a second, and each change is a frame (issue 16)."""
+    changes once a second, and each change is a frame, which costs the model's machine CPU."""
     if seconds < 60:
         return f"{max(0, int(seconds))}s"
     minutes, rest = divmod(int(seconds), 60)
@@ -37,13 +37,20 @@ def spinner_glyph(frame: int) -> str:
 class StatusLine(Widget):
     """One line: `⠋ Waiting for the model` while a turn runs, `Ready` between turns."""
 
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        padding: 0 1;
+    }
+    """
+
     state: reactive[str] = reactive("")
     frame: reactive[int] = reactive(0)
     queued: reactive[int] = reactive(0)
-    #: The queued messages are kept after Esc, not sent (issue 14).
+    #: The queued messages are kept after Esc, not sent.
     held: reactive[bool] = reactive(False)
     elapsed: reactive[str] = reactive("")
-    #: Blocks that arrived below while the person reads further up (issue 14).
+    #: Blocks that arrived below while the person reads further up.
     new_below: reactive[int] = reactive(0)
     #: The core is still being built: "Ready" would promise an answer it cannot start yet.
     starting: reactive[bool] = reactive(False)
@@ -68,7 +75,7 @@ class StatusLine(Widget):
     def render_line(self, y: int) -> Strip:
         """The line `render()` says, drawn by `line_strip` as Textual draws it: its clock and
         spinner draw it again and again while the model streams, and Textual's generic path
-        cost ~0.2 ms each time (issue 16). A selection on it is drawn by Textual."""
+        cost ~0.2 ms each time. A selection on it is drawn by Textual."""
         if y or self.text_selection is not None:
             return super().render_line(y)
         return line_strip(self, self.render(), self.size.width, self.visual_style)
@@ -76,7 +83,15 @@ class StatusLine(Widget):
 
 class QueuedMessages(Static):
     """Messages typed while a turn runs, waiting their turn (first line of each); after Esc,
-    kept and not sent until the person says (issue 14)."""
+    kept and not sent until the person says."""
+
+    DEFAULT_CSS = """
+    QueuedMessages {
+        height: auto;
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
 
     _shown = ""
 

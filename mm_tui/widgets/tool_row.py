@@ -80,9 +80,17 @@ class ToolRow(Widget, can_focus=True):
 
     DEFAULT_CSS = """
     ToolRow {
+        padding: 0 1;
         height: 1;
         min-height: 1;
         layout: vertical;
+    }
+    ToolRow:focus {
+        /* Plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
+        background: $accent 25%;
+    }
+    ToolRow:hover {
+        background: $boost;
     }
     ToolRow.-expanded {
         height: auto;
@@ -109,7 +117,7 @@ class ToolRow(Widget, can_focus=True):
             self.row = row
 
     expanded: var[bool] = var(False, toggle_class="-expanded")
-    #: Show the raw text a repaired call was read from (issue 6), instead of the output.
+    #: Show the raw text a repaired call was read from (its badge says how), instead of the output.
     show_raw: var[bool] = var(False)
 
     def __init__(
@@ -143,7 +151,7 @@ class ToolRow(Widget, can_focus=True):
         """The row's line; the title is cut with `…` so the status always shows."""
         status = self.status_content()
         badge = Content.styled(f"  ⚕ {self.badge}", "italic $text-secondary") if self.badge else ""
-        # The bullet, its space and the two spaces before the status take 4 cells (issue 14:
+        # The bullet, its space and the two spaces before the status take 4 cells (counting
         # 3 let the duration wrap into the body).
         used = 4 + status.cell_length + (badge.cell_length if badge else 0)
         room = max(8, self.content_region.width - used)
@@ -254,7 +262,7 @@ class ToolRow(Widget, can_focus=True):
 
         The new height and the body's widgets (mounted or removed) make one layout and one
         frame: left to themselves they made three (the height, the body, its content), each a
-        layout of every mounted block (issue 16)."""
+        layout of every mounted block."""
         self._chosen_by_person = True
         with self.app.batch_update():
             self.expanded = not self.expanded  # the watcher starts the body's change

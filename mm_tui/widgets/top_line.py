@@ -1,7 +1,7 @@
 """The top line: model, context used, working directory and server (the least needed last).
 
 The model's name comes from the server (`GET /models`) and the server's address from a
-config: both are drawn through the sanitizer, one line and bounded (issue 11).
+config: both are drawn through the sanitizer, one line and bounded (no escapes).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ CONTEXT_RED = 0.9
 
 
 def context_style(view: TopLineView) -> str:
-    """ "" while there is room; amber, then red, as the context fills (issue 14)."""
+    """ "" while there is room; amber, then red, as the context fills."""
     if view.window <= 0:
         return ""
     used = view.used / view.window
@@ -72,6 +72,16 @@ def context_style(view: TopLineView) -> str:
 
 class TopLine(Static):
     """Says where the person is: which model, which server, which directory, how full."""
+
+    DEFAULT_CSS = """
+    TopLine {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
 
     def show(self, view: TopLineView) -> None:
         """Redraw with the current values (called after each turn and each setting change)."""
@@ -86,4 +96,6 @@ class TopLine(Static):
         ]
         if view.mode:
             parts.append(Content.styled(view.mode, "bold $warning"))
-        self.update(Content(" · ").join(parts), layout=False)  # one row (app.tcss): no layout
+        self.update(
+            Content(" · ").join(parts), layout=False
+        )  # one row (its DEFAULT_CSS): no layout

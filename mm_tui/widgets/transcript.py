@@ -2,7 +2,7 @@
 
 It owns the order of blocks (reasoning, answer, tool rows, notices, summaries) and finds rows
 by `call_id`; the app feeds it the core's events. Its cost per frame must not grow with the
-session (issue 16): which blocks are mounted, archived as records and brought back is the job of
+session: which blocks are mounted, archived as records and brought back is the job of
 `BlockWindow`; a finished conversation (`--continue`, `--resume`, a replay at speed 0) arrives as
 records built from its events (`show_past`), never as a widget per block.
 """
@@ -59,6 +59,17 @@ class Transcript(GrowsInPlace, BlockWindow):
     A gain of lines below (its `virtual_size`) asks for no second layout (`GrowsInPlace`): the
     streaming answer grows it several times a second."""
 
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+        /* The bar's column is kept when there is no bar: when the transcript first outgrows the
+           view, nothing is wrapped again (no layout of every block). */
+        scrollbar-gutter: stable;
+    }
+    """
+
     def __init__(self, *, preview_lines: int, clock: Callable[[], float]) -> None:
         super().__init__(id="transcript")
         self.preview_lines = preview_lines
@@ -102,7 +113,7 @@ class Transcript(GrowsInPlace, BlockWindow):
 
     async def show_past(self, events: Iterable[Any]) -> None:
         """A finished conversation, above whatever the transcript shows: built as records
-        (no widget per block), its newest `OPEN_MOUNTED` blocks mounted (issue 16)."""
+        (no widget per block), its newest `OPEN_MOUNTED` blocks mounted."""
         from mm_tui.widgets.past_blocks import past_records  # imports the answer's Markdown
 
         records = past_records(events, preview_lines=self.preview_lines, clock=self.clock)
@@ -130,7 +141,7 @@ class Transcript(GrowsInPlace, BlockWindow):
 
     def _tail_room(self) -> int:
         """How tall the streaming answer may stay before it scrolls inside itself, so that its
-        gains lay nothing out (issue 16): while the view follows the bottom, the view's height
+        gains lay nothing out: while the view follows the bottom, the view's height
         and a margin (a view grown by less still shows lines of the answer alone); else 0."""
         if not self.following or self._below:
             return 0

@@ -1,4 +1,4 @@
-"""The question at start when a project's files would change how mm-tui works (issue 11).
+"""The question at start when a project's files would change how mm-tui works.
 
 A cloned repository's `.mm.yaml` or `AGENTS.md` is not obeyed until the person trusts the
 directory. The answer is always deliberate: a list whose highlighted choice is the safe one
@@ -20,6 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mm_tui.support.terminal_text import visible
+from mm_tui.widgets.picker_look import picker_look
 
 if TYPE_CHECKING:
     from mm_tui.agent.trust_question import TrustQuestion
@@ -37,11 +38,7 @@ LATER_HINT = "Enter picks · Esc: decide at the next start"
 class TrustScreen(ModalScreen[bool | None]):
     """True: trust; False: declined (remembered); None: Esc, nothing decided."""
 
-    DEFAULT_CSS = """
-    TrustScreen {
-        align: center middle;
-    }
-    """
+    DEFAULT_CSS = picker_look("TrustScreen")
     BINDINGS = [Binding("escape", "later", "Later", id="trust.later")]
 
     def __init__(self, question: TrustQuestion) -> None:

@@ -127,7 +127,7 @@ class EventsSettled(Message):
 #: The window takes the core's events this long after the first of a burst arrives: the core
 #: sends an answer's end, its summary and the turn's end (or a turn's start, its message and
 #: its state) a few milliseconds apart, and taken together they are one layout and one frame
-#: instead of one each (~5 ms of the model's machine apiece, issue 16).
+#: instead of one each (~5 ms of the model's machine apiece: bench/bench_window.py).
 SETTLE_SECONDS = 0.02
 
 

@@ -1,4 +1,4 @@
-"""The messages typed while a turn runs, waiting their turn (issue 14).
+"""The messages typed while a turn runs, waiting their turn.
 
 A plain queue, with one state more: after Esc interrupts a turn with messages waiting, the
 queue is *held* — nothing more is sent until the person says so (`/queue`, or a new message, which

@@ -1,4 +1,4 @@
-"""Telling the person, away in another window, that mm-tui waits for them (issue 14).
+"""Telling the person, away in another window, that mm-tui waits for them.
 
 When a turn ends or a question waits while the terminal is unfocused (Textual's AppBlur and
 AppFocus, from the terminal's focus reports), the window rings the bell and sends a desktop

@@ -1,4 +1,4 @@
-"""The window's side of trusting a project at start (issue 11): the question to ask, and what
+"""The window's side of trusting a project at start (agent/trust.py): the question to ask, and what
 each answer does — record it, and after a "trust", the config as the CLI now loads it with the
 port factory for it. The app only shows the question and builds the port it is given."""
 

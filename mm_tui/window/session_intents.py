@@ -1,4 +1,4 @@
-"""`/resume`: the session picker's intents (issue 14), a base of `TurnController`.
+"""`/resume`: the session picker's intents, a base of `TurnController`.
 
 Listing reads the index (thousands of sessions: a thread), opening reads and locks a file (a
 thread too); each reports through the sink as a window note (`SessionsListed`,

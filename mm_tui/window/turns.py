@@ -59,7 +59,7 @@ TYPED_KEPT = 50  # messages whose typed form `/undo` can give back
 
 #: The intent of sending a message to the model, as `RefusingPort.refusal` names it.
 MESSAGE = "message"
-#: `!command` (issue 14): a shell command of the person's, through the bash tool.
+#: `!command`: a shell command of the person's, through the bash tool.
 SHELL = "!"
 SHELL_USAGE = (
     "usage: !command — runs it with the bash tool, under the same permissions (e.g. !ls -la); "
@@ -307,7 +307,7 @@ class TurnController(SessionIntents):
     def turn_ended(self, ended: TurnEnded) -> str | None:
         """The turn is over; returns its error line when it was not said yet."""
         error = ended.error if ended.error and ended.error not in self._said else None
-        if self.running and self.queue.held:  # Esc with messages waiting (issue 14)
+        if self.running and self.queue.held:  # Esc with messages waiting: kept
             self.surface.say("info", QUEUE_KEPT.format(count=messages(len(self.queue))))
         self.running = False
         self._said.clear()
@@ -332,7 +332,7 @@ class TurnController(SessionIntents):
 
     def answer(self, key: str, reason: str = "") -> tuple[str, PermissionAnswer] | None:
         """a / s / r: answer the oldest open question; (its call id, the answer) or None.
-        A rejection's `reason` (typed in the question) goes to the model (issue 11)."""
+        A rejection's `reason` (typed in the question) goes to the model."""
         if not self.questions:
             return None
         call_id, request = next(iter(self.questions.items()))
@@ -351,7 +351,7 @@ class TurnController(SessionIntents):
     def interrupt(self) -> None:
         """Esc: interrupt the turn (SPEC §3); the core closes the stream and ends commands.
 
-        Messages waiting are kept, not sent (issue 14): the person stopped the turn to say
+        Messages waiting are kept, not sent: the person stopped the turn to say
         something else, and may edit or drop them."""
         if self.port is not None and self.running:
             if self.queue.hold():

@@ -1,4 +1,4 @@
-"""What the window says after `/undo` (issue 14): which files came back, which went, and why
+"""What the window says after `/undo`: which files came back, which went, and why
 nothing was restored when the person changed a file after the turn. Plain data to lines."""
 
 from __future__ import annotations

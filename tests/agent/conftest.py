@@ -1,8 +1,10 @@
 """Helpers for the agent-core tests: small real tools, an agent wired to a scripted server,
-and the history-validity check every fault test ends with."""
+the history-validity check every fault test ends with, and the exact-outcome check of the
+recorded-reply corpora."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bench.bench_corpus import Outcome, expected_calls
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import Event, PermissionAnswer, PermissionRequest, ToolStatus
@@ -108,6 +111,25 @@ def assert_valid_history(messages: list[dict[str, Any]]) -> None:
             ids = set(pending)
             assert len(ids) == len(pending), "duplicate tool call ids"
     assert not pending, f"tool calls {pending} left unanswered at the end"
+
+
+def assert_replays_exactly(case: dict[str, Any], outcome: Outcome) -> None:
+    """A recorded reply (a case of tests/agent/fixtures/*_replies.yaml) replayed to its exact
+    outcome: nothing crashed, exactly the expected calls ran (names, arguments, order), the
+    visible text is the case's `text`, and its `sees` line is among what the person saw."""
+    assert not outcome.crashed
+    assert outcome.calls == expected_calls(case)
+    if "text" in case:
+        assert outcome.text == case["text"].strip()
+    if "sees" in case:
+        assert case["sees"].strip() in [line.strip() for line in [*outcome.lines, outcome.text]]
+
+
+def said_in(case: dict[str, Any]) -> str:
+    """A recorded reply's text and reasoning without white space: the same reply in two
+    corpora compares equal however it was wrapped."""
+    reply = case["reply"]
+    return re.sub(r"\s+", "", (reply.get("text") or "") + (reply.get("reasoning") or ""))
 
 
 AgentFactory = Callable[..., tuple[Agent, Recorder]]

@@ -1,4 +1,4 @@
-"""Chat templates that demand alternation (issue 12): after a failed or interrupted turn the
+"""Chat templates that demand alternation: after a failed or interrupted turn the
 next request never carries two user (or two assistant) messages in a row; the history keeps
 what happened."""
 

@@ -1,4 +1,4 @@
-"""The undo checkpoints in the core (issue 14): what is kept, where, and within which bounds.
+"""The undo checkpoints in the core: what is kept, where, and within which bounds.
 
 Real files in a temporary folder; the window's flows are in tests/window/test_window_undo.py.
 """

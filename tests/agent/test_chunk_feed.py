@@ -1,4 +1,4 @@
-"""A block of chunks fed at once (issue 16) assembles, watches and says what the same chunks
+"""A block of chunks fed at once assembles, watches and says what the same chunks
 fed one at a time do: the same text, calls and stops, the same events in the same order, only
 the deltas in a row joined. And the helpers of the short roads agree with the long ones."""
 

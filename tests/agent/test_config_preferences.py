@@ -1,4 +1,4 @@
-"""Window preferences in the config (issue 14): `theme`, `keymap`, `notifications` — their
+"""Window preferences in the config: `theme`, `keymap`, `notifications` — their
 checks, where they come from when a project config wins, and the theme saved into the user's
 config with the rest of the file kept."""
 

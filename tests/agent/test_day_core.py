@@ -1,4 +1,4 @@
-"""Small core points of issue 14: what the turn summary and the durations count, and a request
+"""Small core points of a working day: what the turn summary and the durations count, and a request
 larger than the context window said."""
 
 from __future__ import annotations

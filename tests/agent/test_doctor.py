@@ -102,7 +102,7 @@ def test_doctor_names_a_missing_model_and_reads_the_config_file(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     (tmp_path / ".mm.yaml").write_text(f"baseURL: {model_server.base_url}\nmodel: qwen3:8b\n")
-    assert mm("trust", cwd=tmp_path).returncode == 0  # issue 11: a project's baseURL needs trust
+    assert mm("trust", cwd=tmp_path).returncode == 0  # a project's baseURL needs trust
 
     done = mm("doctor", cwd=tmp_path)
 

@@ -1,5 +1,5 @@
 """A server that takes `tools` and silently drops them (llama-server without a tool-capable
-chat template, issue 12): its prompt count matches the conversation without the tools; mm-tui
+chat template): its prompt count matches the conversation without the tools; mm-tui
 says it once and switches to the text protocol (toolCalls: auto)."""
 
 from __future__ import annotations

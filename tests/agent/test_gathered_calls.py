@@ -1,4 +1,4 @@
-"""The corpus of session 27 (tests/agent/fixtures/gathered_replies.yaml): real replies from sources
+"""The gathered corpus (tests/agent/fixtures/gathered_replies.yaml): real replies from sources
 no other corpus used — parser tests at a commit, replies recorded live, calls leaked into the text
 by a proxy — among them replies that show a call without meaning it (a format explained, a config
 in a fence, a record with a `name` key, a turn the model invented), replayed through the agent
@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from bench.bench_corpus import (
-    expected_calls,
     gathered_cases,
     heldout_cases,
     malformed_cases,
@@ -22,14 +21,10 @@ from bench.bench_corpus import (
     world_cases,
 )
 from scripted_server import ScriptedServer
+from tests.agent.conftest import assert_replays_exactly, said_in
 
 CORPUS = gathered_cases()
 SHOWN = ("offered", "declined", "quoted", "illustrated")
-
-
-def _said(case: dict[str, Any]) -> str:
-    reply = case["reply"]
-    return re.sub(r"\s+", "", (reply.get("text") or "") + (reply.get("reasoning") or ""))
 
 
 def _where(source: str) -> str:
@@ -41,13 +36,13 @@ def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
     shown = [case for case in CORPUS if case.get("class") in SHOWN]
     assert len(CORPUS) >= 40 and len(shown) >= 15
     older = [*world_cases(), *heldout_cases(), *malformed_cases(), *quoted_cases()]
-    seen = {_said(case) for case in older}
+    seen = {said_in(case) for case in older}
     used = {_where(case.get("source", "")) for case in older}
     for case in CORPUS:
         assert case["calls"] or case.get("sees") or "text" in case, f"{case['id']}: no outcome"
         assert not case.get("constructed"), case["id"]
         assert re.match(r"https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/", case["source"])
-        assert _said(case) not in seen, f"{case['id']} is already in a corpus"
+        assert said_in(case) not in seen, f"{case['id']} is already in a corpus"
         assert _where(case["source"]) not in used, case["id"]
     assert len({case["id"] for case in CORPUS}) == len(CORPUS)
 
@@ -56,11 +51,4 @@ def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
 def test_a_gathered_reply_replays_to_its_exact_outcome(
     case: dict[str, Any], model_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    outcome = replay_case(case, model_server, tmp_path)
-
-    assert not outcome.crashed
-    assert outcome.calls == expected_calls(case)
-    if "text" in case:
-        assert outcome.text == case["text"].strip()
-    if "sees" in case:
-        assert case["sees"].strip() in [line.strip() for line in [*outcome.lines, outcome.text]]
+    assert_replays_exactly(case, replay_case(case, model_server, tmp_path))

@@ -1,4 +1,4 @@
-"""Loops beyond identical triples (issue 12): a cycle of calls with the same results (A,B,A,B…)
+"""Loops beyond identical triples: a cycle of calls with the same results (A,B,A,B…)
 and one tool called with new arguments that all fail each get a note first and a stop later,
 in the spirit of the seed's 3/6 rule; the identical case keeps the seed's exact strings."""
 

@@ -20,7 +20,7 @@ LOOP_STOP = (
     "result — turn stopped by the loop detector; rephrase the request, or fix what the tool "
     "kept reporting]"
 )
-#: A repeated success is not called failing (issue 14).
+#: A repeated success is not called failing.
 LOOP_STOP_AFTER_SUCCESS = (
     "[error: the model repeated the same echo call 6 times in a row with the same "
     "result — turn stopped by the loop detector; rephrase the request, or say what is still "

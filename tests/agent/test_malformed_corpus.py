@@ -1,5 +1,5 @@
 """Every malformed reply recorded from the trackers of Ollama, llama.cpp, vLLM and LM Studio
-(tests/agent/fixtures/malformed_replies.yaml, issue 6) replays to its exact outcome (issue 12):
+(tests/agent/fixtures/malformed_replies.yaml) replays to its exact outcome:
 the calls that ran, by name and arguments, and for a reply with no trustworthy call the exact
 line the person sees. The replay is bench/bench_corpus.py's, so the bench measures the same."""
 

@@ -75,7 +75,7 @@ def test_the_agent_sends_agents_md_in_its_system_prompt_and_says_it_at_start(
 ) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     (tmp_path / "AGENTS.md").write_text("Run the tests with `make check`.\n" * 150)
-    trust(tmp_path)  # the person trusted this directory (issue 11)
+    trust(tmp_path)  # the person trusted this directory
     config = Config(base_url=model_server.base_url, model="scripted-model", lsp_servers=())
     events: list[object] = []
 

@@ -1,18 +1,16 @@
-"""The corpus of session 26 (tests/agent/fixtures/quoted_replies.yaml): real replies from sources
+"""The quoted corpus (tests/agent/fixtures/quoted_replies.yaml): real replies from sources
 no other corpus used, and replies that show a call without meaning it (offered, declined,
 quoted, illustrated, weighed in the thinking), replayed through the agent core over real HTTP
 to their exact outcome — and no call run that nobody meant, on every corpus."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.bench_corpus import (
-    expected_calls,
     gathered_cases,
     heldout_cases,
     judge,
@@ -22,14 +20,10 @@ from bench.bench_corpus import (
     world_cases,
 )
 from scripted_server import ScriptedServer
+from tests.agent.conftest import assert_replays_exactly, said_in
 
 CORPUS = quoted_cases()
 SHOWN = ("offered", "declined", "quoted", "illustrated")
-
-
-def _said(case: dict[str, Any]) -> str:
-    reply = case["reply"]
-    return re.sub(r"\s+", "", (reply.get("text") or "") + (reply.get("reasoning") or ""))
 
 
 def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
@@ -37,11 +31,11 @@ def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
     shown = [case for case in CORPUS if case.get("class") in SHOWN]
     assert len(real) >= 40 and len(shown) >= 15
     older = [*world_cases(), *heldout_cases(), *malformed_cases()]
-    seen = {_said(case) for case in older}
+    seen = {said_in(case) for case in older}
     used = {str(case.get("source", "")).split(" (")[0] for case in older}
     for case in CORPUS:
         assert case["calls"] or case.get("sees"), f"{case['id']}: no call and no line"
-        assert _said(case) not in seen, f"{case['id']} is already in a corpus"
+        assert said_in(case) not in seen, f"{case['id']} is already in a corpus"
         if case.get("constructed"):
             assert case["source"].startswith("constructed"), case["id"]
         else:
@@ -54,14 +48,7 @@ def test_the_corpus_is_real_traced_new_and_holds_shown_calls() -> None:
 def test_a_reply_replays_to_its_exact_outcome(
     case: dict[str, Any], model_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    outcome = replay_case(case, model_server, tmp_path)
-
-    assert not outcome.crashed
-    assert outcome.calls == expected_calls(case)
-    if "text" in case:
-        assert outcome.text == case["text"].strip()
-    if "sees" in case:
-        assert case["sees"].strip() in [line.strip() for line in [*outcome.lines, outcome.text]]
+    assert_replays_exactly(case, replay_case(case, model_server, tmp_path))
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The call reader attacked as a hostile model would (issue 12): inline-code mentions,
+"""The call reader attacked as a hostile model would: inline-code mentions,
 placeholder names, examples in code blocks, huge or deeply nested JSON, nested tags, unicode;
 and the policy for reasoning, cut replies and native names."""
 

@@ -1,4 +1,4 @@
-"""The classes the held-out set exposed (issue 12, session 19), each attacked as a hostile model
+"""The classes the held-out set exposed (heldout_replies.yaml), each attacked as a hostile model
 would: bracketed Python calls in prose, invoke markup with a tag prefix and typed parameters,
 `<param>` children and CDATA values, Mistral's `[CALL_ID]`, a broken object around a whole
 call, protocol tokens left in the answer, a call written in the reasoning beside answer text

@@ -1,4 +1,4 @@
-"""Sessions that scale (issue 15): an append-only log that a crash cannot lose, history kept
+"""Sessions that scale: an append-only log that a crash cannot lose, history kept
 through compaction, version-1 files still read, one writer at a time, a per-directory index."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sessions (SPEC §8, issue 15): one line appended per message, resumable, never the API key."""
+"""Sessions (SPEC §8): one line appended per message, resumable, never the API key."""
 
 from __future__ import annotations
 

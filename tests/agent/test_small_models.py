@@ -1,4 +1,4 @@
-"""Small models (issue 6): the repair ladder, text protocol, context budget, /compact."""
+"""Small models: the repair ladder, text protocol, context budget, /compact."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def test_compact_keeps_the_first_message_and_last_turns_and_pairs_together(
     reopened = SessionStore(agent.session_path.parent).load(agent.session.id)
     assert reopened.messages == agent.messages  # what the model is sent, after the marker
     said = [m.get("content") for m in read_session_document(agent.session_path)["messages"]]
-    for n in range(4):  # the file keeps every message, the summarised ones included (issue 15)
+    for n in range(4):  # the file keeps every message, the summarised ones included
         assert f"request {n}" in said and f"tool {n}" in said and f"answer {n}" in said
     assert said[-1] == contents[2]
 

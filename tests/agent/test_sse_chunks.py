@@ -1,4 +1,4 @@
-"""The SSE body read as its bytes arrive (issue 16): however the server cuts its blocks and
+"""The SSE body read as its bytes arrive: however the server cuts its blocks and
 ends its lines, the same chunks come out, as SSE says."""
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def test_reasoning_is_never_sent_back_to_the_model(
 def test_streamed_text_arrives_in_pieces_and_whole(
     make_agent: AgentFactory, model_server: ScriptedServer
 ) -> None:
-    """Chunks read together are said as one delta (issue 16); chunks that come apart (here
+    """Chunks read together are said as one delta; chunks that come apart (here
     0.1 s apart, twice the reading pace) are said apart."""
     answer = "# Title\n\n```python\nprint('hi')\n```\n"
     model_server.enqueue(Reply(text=answer, chunk_size=4, delay=0.1))

@@ -1,4 +1,4 @@
-"""The replies of many model families collected for issue 12 (tests/agent/fixtures/
+"""The replies of many model families (tests/agent/fixtures/
 world_replies.yaml) replay to their exact outcome through the agent core over real HTTP: the
 calls that run, by name and arguments and in order, the text the person sees, or for a reply
 with no call the exact line shown."""
@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from bench.bench_corpus import expected_calls, replay_case, world_cases
+from bench.bench_corpus import replay_case, world_cases
 from scripted_server import ScriptedServer
+from tests.agent.conftest import assert_replays_exactly
 
 CORPUS = world_cases()
 
@@ -20,14 +21,7 @@ CORPUS = world_cases()
 def test_a_collected_reply_replays_to_its_exact_outcome(
     case: dict[str, Any], model_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    outcome = replay_case(case, model_server, tmp_path)
-
-    assert not outcome.crashed
-    assert outcome.calls == expected_calls(case)
-    if "text" in case:
-        assert outcome.text == case["text"].strip()
-    if "sees" in case:
-        assert case["sees"].strip() in [line.strip() for line in [*outcome.lines, outcome.text]]
+    assert_replays_exactly(case, replay_case(case, model_server, tmp_path))
 
 
 def test_the_corpus_is_wide_and_traced() -> None:

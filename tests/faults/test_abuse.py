@@ -1,4 +1,4 @@
-"""Abuse (issue 7): whatever a model writes, nothing that needs permission runs before a
+"""Abuse: whatever a model writes, nothing that needs permission runs before a
 person presses a key; paths behave as the spec says; the API key is written nowhere."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bounded streams (issue 11): an answer or a reasoning that repeats a chunk, repeats a
+"""Bounded streams: an answer or a reasoning that repeats a chunk, repeats a
 pattern or passes 4 MB is cut like a runaway tool call, and so is a flood of empty chunks.
 Each ends the turn with one line, a session error, a valid history, and the next turn works.
 The model talks over real HTTP (the scripted server)."""

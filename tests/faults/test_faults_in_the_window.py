@@ -1,4 +1,4 @@
-"""Every fault of the scripted server at each point of a turn, through the window (issue 7):
+"""Every fault of the scripted server at each point of a turn, through the window:
 the app keeps running, one clear line is shown, the session file is valid, and the next
 message is answered."""
 

@@ -3,7 +3,7 @@
 While a write or edit question waits, the name can be swapped for a symbolic link to a file
 outside the project, a FIFO, a hard link to another file, or its folder for a link: the write
 is then refused, nothing is written anywhere. Two mm-tui processes editing one file never lose
-an edit reported applied. Each test fails without its defence (guarded_write.py)."""
+an edit reported applied. Each test fails without its defence (support/guarded_write.py)."""
 
 from __future__ import annotations
 

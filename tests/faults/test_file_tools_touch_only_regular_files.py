@@ -1,4 +1,4 @@
-"""File tools touch only what they should and never hang (issue 11): FIFOs, sockets and
+"""File tools touch only what they should and never hang: FIFOs, sockets and
 devices get a one-line error at once; a file that changes while the person reads the question
 is asked about again; a call reads its file once. Each test fails without its defence."""
 

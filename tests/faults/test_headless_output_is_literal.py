@@ -1,4 +1,4 @@
-"""Headless `-p` output keeps the terminal the person's (issue 11): no escape sequence and no
+"""Headless `-p` output keeps the terminal the person's: no escape sequence and no
 control character but newline and tab reaches stdout or stderr, whatever the model, a
 command or a server wrote."""
 

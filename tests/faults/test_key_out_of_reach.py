@@ -3,9 +3,10 @@
 A command the model runs is a process of the person's own user. The scrubbed environment it
 gets says nothing of its parent's: without more, it read `OPENAI_API_KEY` from
 `/proc/$PPID/environ` and wrote to the person's terminal through `/proc/$PPID/fd/1` (the pane
-title, the clipboard by OSC 52, `stty` state). Here a real mm-tui window runs in tmux with the
-key in its environment, the scripted model has it run an attack, and the key, the title, the
-clipboard and the terminal's settings are checked afterwards.
+title, the clipboard by OSC 52, `stty` state), or by name: `/dev/pts/N`, N read from
+`/proc/$PPID/stat`'s `tty_nr`. Here a real mm-tui window runs in tmux with the key in its
+environment, the scripted model has it run an attack, and the key, the title, the clipboard,
+the screen and the terminal's settings are checked afterwards.
 
 The suite may run as root, whose capabilities let it into any process: mm-tui is then started
 with none (`setpriv`), which is what a person's own user has. (Measured on Linux 6.18: root
@@ -23,6 +24,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+from mm_tui.agent.tools.base import ToolContext
+from mm_tui.agent.tools.bash import BashTool
 from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.tmux_session import wait_for_screen
 from tests.waiting import wait_until
@@ -49,6 +52,15 @@ ATTACK = textwrap.dedent(
     stty -F /proc/$PPID/fd/0 sane 2>/dev/null && echo "stty done" || echo "denied stty"
     if printf '\033]0;PWNED-TTY\007' > /dev/tty; then echo "wrote tty"; else echo "denied tty"; fi 2>/dev/null
     tty || true
+    nr=$(sed 's/.*) //' /proc/$PPID/stat | cut -d' ' -f5)
+    pts=/dev/pts/$(( (((nr >> 8) & 0xfff) - 136) * 256 + ((nr & 0xff) | ((nr >> 12) & 0xfff00)) ))
+    echo "found $pts"
+    if printf '\033]0;PWNED-PTS\007\033]52;c;UFdORUQ=\007FAKE-TEXT-DRAWN' > $pts; then
+      echo "pts written"; else echo "pts write refused"; fi 2>/dev/null
+    if : < $pts; then echo "pts read"; else echo "pts read refused"; fi 2>/dev/null
+    stty -F $pts sane 2>/dev/null && echo "pts stty done" || echo "pts stty refused"
+    n=0; for t in /dev/pts/[0-9]*; do : 2>/dev/null > "$t" && n=$((n + 1)); done
+    echo "opened $n pseudo-terminals"
     echo attack-over
     """
 ).strip()
@@ -107,6 +119,11 @@ def test_a_command_finds_neither_the_key_nor_the_terminal_of_the_window(
     for refused in ("denied maps", "denied fd 0", "denied fd 1", "denied fd 2", "denied stty"):
         assert refused in seen, seen
     assert "denied tty" in seen and "not a tty" in seen, seen
+    # by name: the attack finds the window's terminal, and opening it or any other one fails
+    assert f"found {pane_tty}\n" in seen, seen
+    for refused in ("pts write refused", "pts read refused", "pts stty refused", "opened 0 pseudo"):
+        assert refused in seen, seen
+    assert "FAKE-TEXT-DRAWN" not in screen(), screen()
 
     assert "PWNED" not in tmux("display-message", "-p", "-t", "mm", "#{pane_title}")
     assert tmux("display-message", "-p", "-t", "mm", "#{pane_title}") == title
@@ -153,3 +170,33 @@ def test_the_key_leaves_the_environment_mm_tui_started_with_but_the_config_still
     assert "environ-has-key False False" in done.stdout, done.stdout
     assert f"config-key {KEY}" in done.stdout, done.stdout
     assert "kept plain True" in done.stdout, done.stdout
+
+
+#: What commands do every day, each saying it worked: a rename across directories (git's
+#: objects, builds; Landlock refuses it unless the ruleset grants REFER), a directory moved,
+#: a named pipe, /dev/null, /dev/stderr, shared memory, a git commit.
+EVERYDAY = textwrap.dedent(
+    r"""
+    mkdir -p a b && echo x > a/f
+    python3 -c 'import os; os.rename("a/f", "b/f")' && echo "renamed $(cat b/f)"
+    mv b a/ && echo "moved a/b"
+    mkfifo pipe && { echo piped > pipe & } && echo "read $(cat pipe)"
+    echo gone > /dev/null && echo "null ok"
+    echo "to stderr" > /dev/stderr
+    if [ -d /dev/shm ]; then echo s > /dev/shm/mm-$$ && rm /dev/shm/mm-$$ && echo "shm ok"
+    else echo "shm ok"; fi
+    git init -q repo && cd repo && echo t > t && git add t &&
+      git -c user.name=t -c user.email=t@t commit -q -m one && echo "committed $(git rev-list --count HEAD)"
+    grep NoNewPrivs /proc/self/status
+    """
+).strip()
+
+
+def test_a_command_kept_off_the_terminals_still_moves_files_pipes_and_commits(
+    tmp_path: Path,
+) -> None:
+    result = BashTool().run({"command": EVERYDAY}, ToolContext(cwd=tmp_path, max_output=10_000))
+    for line in ("renamed x", "moved a/b", "read piped", "null ok", "to stderr", "shm ok",
+                 "committed 1"):  # fmt: skip
+        assert f"{line}\n" in result.output, result.output
+    assert "NoNewPrivs:\t1" in result.output, result.output  # the fence was on

@@ -1,4 +1,4 @@
-"""mm-tui killed mid-turn, and bad files at start (issue 7): nothing said before the kill is
+"""mm-tui killed mid-turn, and bad files at start: nothing said before the kill is
 lost, no file is left half-written, and a bad config or session says so in one line."""
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ def mm(*args: str, cwd: Path, **kwargs):
         timeout=60,
         **kwargs,
     )
+
+
+def continue_headless(model_server: ScriptedServer, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`mm-tui -p "go on" --continue` in `cwd`, which must succeed with the scripted server's
+    next reply, "Resumed fine."."""
+    resumed = mm(
+        "-p", "go on", "--continue", "--base-url", model_server.base_url, "--model", "m", cwd=cwd
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Resumed fine." in resumed.stdout
+    return resumed
 
 
 #: Not a repeated pattern: the runaway detector (SPEC §5) would rightly cut "kept\n" * 1000.
@@ -102,18 +113,7 @@ def test_sigkill_mid_turn_loses_nothing_and_the_session_resumes(
     assert not list(tmp_path.glob(".notes.txt*")) and not list(path.parent.glob("*.tmp"))
 
     model_server.enqueue(Reply(text="Resumed fine."))
-    resumed = mm(
-        "-p",
-        "go on",
-        "--continue",
-        "--base-url",
-        model_server.base_url,
-        "--model",
-        "m",
-        cwd=tmp_path,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert "Resumed fine." in resumed.stdout
+    resumed = continue_headless(model_server, tmp_path)
     assert "stopped in the middle of a tool call" in resumed.stderr
     sent = model_server.requests[-1]["messages"]
     assert_valid_history(sent)
@@ -206,18 +206,7 @@ def test_a_resumed_history_too_big_for_the_window_is_compacted_first(
     assert (tmp_path / "notes.txt").read_text() == NOTES
 
     model_server.enqueue(Reply(text="The notes were written."), Reply(text="Resumed fine."))
-    resumed = mm(
-        "-p",
-        "go on",
-        "--continue",
-        "--base-url",
-        model_server.base_url,
-        "--model",
-        "m",
-        cwd=tmp_path,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    assert "Resumed fine." in resumed.stdout
+    resumed = continue_headless(model_server, tmp_path)
     assert "— compacting" in resumed.stderr
     sent = model_server.requests[-1]["messages"]
     assert_valid_history(sent)

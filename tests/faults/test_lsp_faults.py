@@ -1,4 +1,4 @@
-"""Language servers that fail (issue 7): one that crashes mid-request, one that never
+"""Language servers that fail: one that crashes mid-request, one that never
 answers, one that writes garbage to stdout. Each call answers a clear line within its time
 limit; the next call works again; nothing raises."""
 

@@ -1,4 +1,4 @@
-"""Every fault of the scripted server at each point of a turn (issue 7): the turn ends with one
+"""Every fault of the scripted server at each point of a turn: the turn ends with one
 clear line, the session file is valid, and the history works for the next turn."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Deeply nested JSON (issue 11): in a tool call's arguments, in a call written in the text, or
+"""Deeply nested JSON: in a tool call's arguments, in a call written in the text, or
 in a plain answer, it is a plain tool error or plain text — never a RecursionError — and the
 history and the session file stay valid for the next turn. Over real HTTP."""
 

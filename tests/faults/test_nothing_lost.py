@@ -1,4 +1,4 @@
-"""Attacks on what lies between two processes (issue 11, class 10): an export never replaces a
+"""Attacks on what lies between two processes: an export never replaces a
 file (the person's, or one a link planted there points to), exports and the prompt history are
 private, and the history does not grow without end.
 

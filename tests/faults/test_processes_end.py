@@ -1,4 +1,4 @@
-"""Attacks on "processes end when they should" (issue 11, class 9): commands that leave their
+"""Attacks on "processes end when they should": commands that leave their
 process group (`setsid`, a double-forking daemon, `nohup`) are still ended when their call
 times out or is interrupted and when `mm-tui -p` exits; a fork bomb is held to the process
 limit and ended. Real bash, real processes; the fork bomb runs as an unused user id (RLIMIT_NPROC is

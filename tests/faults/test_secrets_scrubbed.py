@@ -1,4 +1,4 @@
-"""Secrets stay out of commands (issue 11): bash and language servers never get the API key,
+"""Secrets stay out of commands: bash and language servers never get the API key,
 tokens or secrets in their environment, by name or by value."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Output with terminal escape sequences cannot change the person's terminal (issue 7).
+"""Output with terminal escape sequences cannot change the person's terminal.
 
 mm-tui runs for real inside tmux; a command's output and the model's answer carry the
 sequences that set the window title (OSC 0/2), write the clipboard (OSC 52) and change colours

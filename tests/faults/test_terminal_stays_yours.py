@@ -1,4 +1,4 @@
-"""The terminal stays the person's (issue 11): every place that draws text a server or a model
+"""The terminal stays the person's: every place that draws text a server or a model
 supplied — the top line's model id, the model picker, notices, row titles, the answer, and
 headless `-p` stdout and stderr — goes through the one sanitizer (`support.terminal_text`), so
 no ESC sequence, C0/C1 control or bidi override reaches the terminal; and an error line

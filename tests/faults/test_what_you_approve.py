@@ -1,4 +1,4 @@
-"""What you approve is what runs (issue 11): the question hides nothing, grants are as narrow
+"""What you approve is what runs: the question hides nothing, grants are as narrow
 as people expect, rules decide before the person is asked, and a path the kernel would refuse
 is never turned into another one. Each test fails when its defence is removed."""
 

@@ -1,4 +1,4 @@
-"""Writes that fail (issue 7): a read-only file, a folder the user may not write, a full disk.
+"""Writes that fail: a read-only file, a folder the user may not write, a full disk.
 The original file stays as it was, no temporary is left, and the model is told why."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The client's fixes of issue 13, each on its own: registrations, encodings, renames that
+"""The client's fixes for real servers, each on its own: registrations, encodings, renames that
 never corrupt, the stat-first reader, readable diagnostics."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ import shutil
 import sys
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,16 +26,30 @@ from mm_tui.lsp.documents import OpenDocuments
 from mm_tui.lsp.encoding_check import announced_encoding, verified_encoding
 from mm_tui.lsp.formatting import readable_message
 from mm_tui.lsp.query import LspQuery
+from mm_tui.lsp.rename_write import FilesRefused, write_changes
 from mm_tui.lsp.server_requests import ServerRequestHandlers
 from mm_tui.lsp.server_state import ServerState
 from mm_tui.lsp.spec import LspServerSpec
 from mm_tui.lsp.text import UTF8, UTF16, UTF32
 from mm_tui.lsp.workspace import LspWorkspace
-from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes, write_changes
+from mm_tui.lsp.workspace_edit import EditRefused, FileChange, plan_changes
 from tests.lsp.conftest import FIXTURES, rewrite_in_place_keeping_size_and_time, text_of
 from tests.lsp.real_servers import LANGS
 
 LINE = 'banner = "café 🎉 " + greet("world")'  # greet: character 21, UTF-16 22, UTF-8 25
+
+
+@contextmanager
+def workspace_of(fixture: str, root: Path, *, diagnostics: float) -> Iterator[LspWorkspace]:
+    """A workspace on `root` whose one server, for `.py` files, is the fake `fixtures/<fixture>`,
+    counted as settled at once (indexing 0), as a server is after its start-up; closed after."""
+    command = (sys.executable, str(FIXTURES / fixture))
+    spec = LspServerSpec(name=Path(fixture).stem, command=command, extensions=(".py",))
+    workspace = LspWorkspace([spec], root, Timeouts(indexing=0.0, diagnostics=diagnostics))
+    try:
+        yield workspace
+    finally:
+        workspace.close()
 
 
 def test_a_method_registered_twice_stays_offered_when_one_registration_goes() -> None:
@@ -94,7 +110,7 @@ def test_a_rename_edit_landing_beside_the_name_is_refused(tmp_path: Path) -> Non
     assert change.new_text == LINE.replace("greet", "salute") + "\n"
 
 
-def test_a_failed_write_restores_the_files_already_written(tmp_path: Path) -> None:
+def test_a_file_that_cannot_be_written_stops_the_rename_before_any_write(tmp_path: Path) -> None:
     first = tmp_path / "a.py"
     first.write_text("greet = 1\n")
     blocker = tmp_path / "not-a-dir"
@@ -103,7 +119,7 @@ def test_a_failed_write_restores_the_files_already_written(tmp_path: Path) -> No
         FileChange(first, "greet = 1\n", "salute = 1\n", 1),
         FileChange(blocker / "b.py", "", "salute\n", 1),  # its parent is a file: cannot write
     ]
-    with pytest.raises(OSError):
+    with pytest.raises(FilesRefused, match="b.py: its folder was replaced"):
         write_changes(changes, "salute")
     assert first.read_text() == "greet = 1\n"
 
@@ -162,18 +178,12 @@ def test_a_server_that_publishes_only_on_open_is_sent_the_changed_file_again(
 ) -> None:
     # Its last publication was about the earlier text: it is never shown as the current
     # one. The file is closed and opened again, and the server's new word is about it.
-    command = (sys.executable, str(FIXTURES / "publish_once_server.py"))
-    spec = LspServerSpec(name="once", command=command, extensions=(".py",))
     (tmp_path / "m.py").write_text("x = 1\n")
-    # indexing=0: the server counts as settled at once, as it would after its start-up.
-    workspace = LspWorkspace([spec], tmp_path, Timeouts(indexing=0.0, diagnostics=0.5))
-    try:
+    with workspace_of("publish_once_server.py", tmp_path, diagnostics=0.5) as workspace:
         first = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
         (tmp_path / "m.py").write_text("x = 2\n")
         second = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
         third = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
-    finally:
-        workspace.close()
     assert first == "no diagnostics: m.py is clean"
     assert second == "no diagnostics: m.py is clean"
     assert third == "no diagnostics: m.py is clean (as last published)"  # unchanged since
@@ -184,16 +194,11 @@ def test_a_late_unversioned_publication_about_the_earlier_text_is_not_taken_as_c
 ) -> None:
     # The server's first word after the change is about the earlier text and carries no
     # version: taken as current, the error was shown at line 1, which no longer holds it.
-    command = (sys.executable, str(FIXTURES / "late_publication_server.py"))
-    spec = LspServerSpec(name="late", command=command, extensions=(".py",))
     (tmp_path / "m.py").write_text("bad = 1\n")
-    workspace = LspWorkspace([spec], tmp_path, Timeouts(indexing=0.0, diagnostics=3.0))
-    try:
+    with workspace_of("late_publication_server.py", tmp_path, diagnostics=3.0) as workspace:
         first = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
         (tmp_path / "m.py").write_text("x = 1\n\nbad = 2\n")
         second = text_of(workspace.execute(LspQuery("diagnostics", "m.py")))
-    finally:
-        workspace.close()
     assert first == "1 diagnostic(s) in m.py:\nerror m.py:1:1 bad on line 1"
     assert second == "1 diagnostic(s) in m.py:\nerror m.py:3:1 bad on line 3"
 
@@ -236,7 +241,7 @@ def test_did_save_follows_each_change_when_the_server_asks_for_it(
 def test_a_warm_call_reads_no_file_and_stats_each_open_document_once(
     own_workspace: LspWorkspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Issue 13: before each request every open document is checked against the disk, by
+    # Before each request every open document is checked against the disk, by
     # its stat alone when it did not change: no read, no comparison of its text.
     old = time.time() - 10  # past disk.py's racy second: trusted from a stat
     for path in own_workspace.root.glob("*.py"):

@@ -1,4 +1,4 @@
-"""didSave goes to the servers that ask for it, and to no other (issue 13), on real servers
+"""didSave goes to the servers that ask for it, and to no other, on real servers
 seen through a recorder in the middle of the pipe (fixtures/wire_recorder.py).
 
 clangd announces `textDocumentSync.save` and rebuilds a file on save; basedpyright and

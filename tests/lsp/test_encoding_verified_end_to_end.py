@@ -1,5 +1,5 @@
 """A server announcing UTF-16 while counting code points, on no list, is caught by its first
-answer (issue 13): the fake (fixtures/code_points_server.py) answers in code points.
+answer: the fake (fixtures/code_points_server.py) answers in code points.
 
 Without the check, a rename on the line after "café 🎉 " would land one unit to the right
 of the name per emoji (UTF-16 counts 🎉 as two) and write broken code.

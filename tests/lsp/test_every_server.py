@@ -1,4 +1,4 @@
-"""Every action on every real server the project tests (issue 13), each on its two-file project.
+"""Every action on every real server the project tests, each on its two-file project.
 
 Expected answers are computed from the fixture files themselves: a place is
 `path:line:column  <source line>` with the column counted in characters, so the line after

@@ -1,5 +1,5 @@
-"""A hostile language server (fixtures/hostile_server.py) against the client (issue 13's
-audit): odd URIs, a NUL in a URI, words that are not one line, a huge hover, an edit the
+"""A hostile language server (fixtures/hostile_server.py) against the client (a
+security audit): odd URIs, a NUL in a URI, words that are not one line, a huge hover, an edit the
 server applies itself, a server that will not stop. Each answer is one clear line or the
 right text; nothing is written; nothing outlives `close`."""
 
@@ -134,7 +134,7 @@ def test_a_server_that_never_answers_shutdown_and_ignores_sigterm_is_killed(
 def test_a_rename_whose_edits_change_after_they_were_shown_writes_nothing(
     tmp_path: Path,
 ) -> None:
-    # Issue 11, what you approve is what runs: the person allows the diff of the preview;
+    # What you approve is what runs: the person allows the diff of the preview;
     # the run asks the server again, and this one slips a line into main.py then.
     (tmp_path / "lib.py").write_text(LIBRARY)
     (tmp_path / "main.py").write_text(MAIN)

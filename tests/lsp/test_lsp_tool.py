@@ -177,7 +177,7 @@ def test_declaring_the_tool_does_not_load_the_client_libraries() -> None:
 def test_a_file_edited_by_edit_file_between_two_calls_is_sent_again(
     tool: LspTool, project: Path
 ) -> None:
-    # issue 13, "every open document kept true": edit_file moves greet three lines down in
+    # Every open document is kept true: edit_file moves greet three lines down in
     # greetings.py, a file the server has open since the first answer pointed into it.
     from mm_tui.agent.tools.edit_file import EditFileTool
 

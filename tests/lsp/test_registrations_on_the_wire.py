@@ -1,4 +1,4 @@
-"""Capability registrations keyed by id, seen on the wire (issue 13): a server registers pull
+"""Capability registrations keyed by id, seen on the wire: a server registers pull
 diagnostics and didSave twice each, under two ids, then unregisters one id at a time. What
 the client sends after each step is read back from the server (fixtures/registering_server.py
 answers each hover with what it received since the last one)."""

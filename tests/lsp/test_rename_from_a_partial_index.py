@@ -1,4 +1,4 @@
-"""A rename answered from a partial index is never reported as done (issue 13).
+"""A rename answered from a partial index is never reported as done.
 
 The fake server (fixtures/partial_index_server.py) renames in the asked file only while it
 indexes, as clangd and typescript-language-server did under load. Nothing here depends on

@@ -1,4 +1,4 @@
-"""A project under a folder named with "?" (a hostile repository, issue 13's audit): pyright
+"""A project under a folder named with "?" (a hostile repository): pyright
 and basedpyright then find no source files ("No source files found." in their log, the
 files are there), and their rename edits the asked file only — the other file kept calling
 `greet`, and the rename said it was done. Such a rename is refused now, nothing written;

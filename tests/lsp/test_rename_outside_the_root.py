@@ -1,5 +1,5 @@
 """A rename never edits outside the project root (SPEC §6), and never leaves code broken
-because of it (issue 13), on real servers: the library file is a symbolic link to a file
+because of it, on real servers: the library file is a symbolic link to a file
 outside the project.
 
 Asked from the library, every server wants to edit the real file: refused whole. Asked from

@@ -1,6 +1,6 @@
 """A rename whose written result lacks the new name where the server put it is reported as
-failed, in one line, and every file it wrote is restored byte for byte (issue 13: "rename
-never corrupts"), over the wire from a fake server (fixtures/splitting_rename_server.py).
+failed, in one line, and every file it wrote is restored byte for byte (a rename
+never corrupts), over the wire from a fake server (fixtures/splitting_rename_server.py).
 
 Its edits come diff-style (neither is the new name), so nothing can be checked before the
 files are written; in one file they land two columns to the right. That file already holds

@@ -1,4 +1,4 @@
-"""rust-analyzer's loading answers are asked again within the bound (issue 13).
+"""rust-analyzer's loading answers are asked again within the bound.
 
 rust-analyzer is not installable from PyPI, npm or Debian 12 (checked: `pip download
 rust-analyzer`, `npm view rust-analyzer`, `apt-cache policy rust-analyzer` find nothing;

@@ -77,7 +77,7 @@ def test_a_server_that_never_publishes_diagnostics_is_said_so(utf8_workspace: Ls
 
 def test_the_call_again_advice_is_given_only_while_it_can_help(tmp_path: Path) -> None:
     # A server past its loading time that never published for the file: asking again
-    # would not help, so the answer does not advise it (issue 13).
+    # would not help, so the answer does not advise it.
     workspace = asking_workspace(tmp_path, "utf-16")
     workspace.timeouts = Timeouts(start=20, indexing=0.0)
     try:

@@ -1,4 +1,4 @@
-"""The warm path's shortcuts (issue 13's bench: a warm definition within 1.2x of a direct
+"""The warm path's shortcuts (bench/bench_lsp.py: a warm definition within 1.2x of a direct
 request) read exactly what the lenient path reads, and never miss an edit between calls.
 
 Each shortcut is attacked where it could differ: msgspec's frames against the json module's

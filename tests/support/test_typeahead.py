@@ -1,4 +1,4 @@
-"""Keys typed while the window starts are kept as typed (issue 16): on a real pseudo-terminal,
+"""Keys typed while the window starts are kept as typed: on a real pseudo-terminal,
 the kernel's line discipline is what keeps or changes them."""
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], what: str) 
 
 
 async def answer(pilot: Pilot[Any], key: str) -> None:
-    """Answer the open question deliberately, as the person does (issue 11): F2 goes to the
+    """Answer the open question deliberately, as the person does: F2 goes to the
     question, then its key (`r` opens the reason's line: Enter rejects without one)."""
     app = pilot.app
     await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "a question is shown")

@@ -1,4 +1,4 @@
-"""A streamed answer is drawn by one widget (AnswerStream, issue 16) and ends looking exactly as
+"""A streamed answer is drawn by one widget (AnswerStream) and ends looking exactly as
 Textual's Markdown draws the same answer whole: same characters and same visible colours on
 every cell, whatever the chunk boundaries. Nothing here is timed (bench/ is)."""
 
@@ -16,7 +16,6 @@ from textual.strip import Strip
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.agent.events import Notice, ReasoningDelta, TextDelta
-from mm_tui.app import MMApp
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import JUMP_SHARE, AnswerStream
 from mm_tui.widgets.long_blocks import answer_parser
@@ -60,8 +59,6 @@ Last paragraph, with a [link](https://example.com).
 
 
 class _Answers(App[None]):
-    CSS_PATH = MMApp.CSS_PATH  # the window's own look: transcript and answer padding
-
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="transcript")
 
@@ -243,8 +240,6 @@ async def test_a_clocked_answer_draws_its_first_words_at_once_then_whole_lines_w
 
 
 class _Followed(App[None]):
-    CSS_PATH = MMApp.CSS_PATH
-
     def compose(self) -> ComposeResult:
         yield Transcript(preview_lines=5, clock=lambda: 0.0)
 

@@ -1,4 +1,4 @@
-"""The line gate (issue 16): a clocked answer draws whole lines, a pending partial line at the
+"""The line gate: a clocked answer draws whole lines, a pending partial line at the
 heartbeat, everything when forced; the clock is the test's own (nothing here waits on time).
 And folded reasoning, which does not redraw while the model thinks."""
 

@@ -23,7 +23,6 @@ from textual.style import Style
 from textual.visual import Visual
 from textual.widget import Widget
 
-from mm_tui.app import MMApp
 from mm_tui.widgets import line_strips
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import AnswerStream
@@ -93,8 +92,6 @@ THEMES = ("textual-dark", "textual-light", "nord")
 
 
 class _Lines(App[None]):
-    CSS_PATH = MMApp.CSS_PATH
-
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="transcript")
 
@@ -296,8 +293,6 @@ async def test_styles_are_resolved_again_in_a_new_theme() -> None:
 
 
 class _Status(App[None]):
-    CSS_PATH = MMApp.CSS_PATH  # the window's own look: #status-line's padding
-
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status-line")
 

@@ -1,5 +1,5 @@
 """Long runs of list items and table rows parsed apart (long_runs.py) give exactly the tokens the
-full markdown-it parse folds (issue 16): the same blocks, line maps, bullets and numbers, and the
+full markdown-it parse folds: the same blocks, line maps, bullets and numbers, and the
 same inline tokens in every item and cell, whatever surrounds the run. Sources where the run is
 not what it looks like (merged into a list above, continued by a lazy line, inside a fence or a
 quote) must come out as the full parse says too. Nothing here is timed (bench/ is)."""

@@ -242,7 +242,7 @@ def test_permissions_ask_allow_and_revoke_go_through_the_port(
     harness.pump(asked)
     harness.turns.answer("s")
     harness.until_idle()
-    assert agent.permission_state().grants == {"bash(true *)"}  # issue 11: the prefix
+    assert agent.permission_state().grants == {"bash(true *)"}  # the prefix
     assert commands.handle("/permissions revoke bash")
     assert agent.permission_state().grants == frozenset()
     assert harness.surface.notices[-3:] == [

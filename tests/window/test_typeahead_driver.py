@@ -1,4 +1,4 @@
-"""Keys typed before the window started are read first by Textual's own parser, once (issue 16).
+"""Keys typed before the window started are read first by Textual's own parser, once.
 
 The path through a real terminal is tests/window/test_window_typeahead.py (tmux)."""
 

@@ -97,7 +97,7 @@ async def test_s_allows_bash_for_the_session_and_the_next_call_is_not_asked(
         assert second.answer == "allowed without asking"
         assert asked == [first.call_id]
         assert (first.output, second.output) == ("one\n", "two\n")
-        assert agent_of(app).permission_state().grants == {"bash(echo *)"}  # issue 11: the prefix
+        assert agent_of(app).permission_state().grants == {"bash(echo *)"}  # the prefix
 
 
 async def test_permissions_lists_the_grants_and_revokes_one(
@@ -114,7 +114,7 @@ async def test_permissions_lists_the_grants_and_revokes_one(
         await wait_for(pilot, turn_over(app), "the turn ends")
         await send(pilot, "/permissions")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "GrantsScreen", "grants")
-        assert app.screen.grants == {"bash(true *)"}  # issue 11: the prefix
+        assert app.screen.grants == {"bash(true *)"}  # the prefix
         await pilot.press("enter", "escape")
         await wait_for(
             pilot, lambda: not agent_of(app).permission_state().grants, "bash is revoked"

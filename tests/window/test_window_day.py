@@ -1,4 +1,4 @@
-"""A day of real work in the window (issue 14): `@` files, the full output, pastes, rows, Ctrl+G.
+"""A day of real work in the window: `@` files, the full output, pastes, rows, Ctrl+G.
 
 Pilot tests against the real Agent and the scripted server, keys pressed as a person does.
 """

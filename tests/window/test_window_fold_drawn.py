@@ -1,7 +1,7 @@
 """A row folded or unfolded above other blocks is drawn at once, in a real terminal.
 
 Pilot tests see widgets, not what the terminal got: after the transcript learned to grow in
-place while an answer streams (issue 16), unfolding a finished row changed the widgets but
+place while an answer streams (for less CPU), unfolding a finished row changed the widgets but
 left the terminal showing the old lines until something else redrew. Found by the window
 bench's fold probe; this drives mm-tui in tmux and reads the screen.
 """

@@ -1,4 +1,4 @@
-"""Esc with messages queued (issue 14): the turn stops, the queue is kept, not sent; the person
+"""Esc with messages queued: the turn stops, the queue is kept, not sent; the person
 takes a message back to edit it (Alt+↑), sends the rest (`/queue`) or drops them.
 
 Pilot tests against the real Agent, the scripted server over HTTP and real bash.

@@ -1,4 +1,4 @@
-"""A long session stays light (issue 16): old blocks leave the layout and come back on scroll,
+"""A long session stays light: old blocks leave the layout and come back on scroll,
 huge lists and tables in an answer are one widget each. Nothing here is timed (bench/ is)."""
 
 from __future__ import annotations

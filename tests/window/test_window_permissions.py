@@ -1,4 +1,4 @@
-"""`/permissions` in the window (issue 11): the config's rules with the file each comes from,
+"""`/permissions` in the window: the config's rules with the file each comes from,
 the session's grants, and revoking grants. Configs are real files loaded as the CLI loads
 them; the model is the scripted server over HTTP; bash is real."""
 

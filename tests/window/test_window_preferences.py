@@ -1,4 +1,4 @@
-"""The window's preferences (issue 14): the command palette on Ctrl+P, the theme kept in the
+"""The window's preferences: the command palette on Ctrl+P, the theme kept in the
 user's config, keys remapped through `keymap`, and notifications while unfocused.
 
 Pilot tests (the palette against the real Agent and the scripted server); the keymap's checks

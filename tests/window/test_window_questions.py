@@ -1,4 +1,4 @@
-"""The permission question in the window (issue 11): it shows exactly what runs, and typing
+"""The permission question in the window: it shows exactly what runs, and typing
 never answers it. Each test fails when its defence is removed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A resumed or replayed conversation is shown in the window (issues 14, 15, 16).
+"""A resumed or replayed conversation is shown in the window.
 
 `--continue` and `--resume` show every row, answer and notice of the session, those a compaction
 summarised included (history is never deleted); `/export` writes all of it; the top line shows

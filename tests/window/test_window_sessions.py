@@ -1,4 +1,4 @@
-"""`/resume`'s session picker (issue 14): this directory's sessions listed (date, first message,
+"""`/resume`'s session picker: this directory's sessions listed (date, first message,
 messages, size), one opened with its conversation shown; a session another mm-tui writes opens
 as a copy; no session, a corrupt or torn file, thousands of sessions.
 

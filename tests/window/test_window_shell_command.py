@@ -1,4 +1,4 @@
-"""`!command` in the prompt (issue 14): the person's shell command runs through the model's bash
+"""`!command` in the prompt: the person's shell command runs through the model's bash
 tool and its permission gate, shows as the same row, can be interrupted, and its output goes
 along with the next message.
 

@@ -1,4 +1,4 @@
-"""Start-up (issue 16): the core is built in a worker begun by the first frame, a message sent
+"""Start-up: the core is built in a worker begun by the first frame, a message sent
 before it is ready waits for it and is answered, and the footer is rebuilt only when its keys
 change. Nothing here is timed: the order of what happens is observed."""
 

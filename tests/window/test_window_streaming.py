@@ -1,4 +1,4 @@
-"""The window while the model streams (issue 16): whole lines drawn, a heartbeat for a pending
+"""The window while the model streams: whole lines drawn, a heartbeat for a pending
 partial line, nothing animated while text flows, the view kept when the person scrolls.
 
 Each test drives the real Agent against the scripted server over HTTP and watches what the

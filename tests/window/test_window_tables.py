@@ -1,4 +1,4 @@
-"""Markdown tables in an answer honour their columns' alignment (issue 14), streamed and final.
+"""Markdown tables in an answer honour their columns' alignment, streamed and final.
 
 The answer comes from the scripted server over real HTTP in small chunks, so the table is
 built while it streams; what is checked is the text each cell draws.
@@ -99,6 +99,6 @@ async def test_a_long_table_drawn_as_lines_keeps_its_alignment(
 
 def _screen(app: Any) -> str:
     """The text on screen, as the screenshot has it (a streamed answer is drawn as lines by
-    one widget, issue 16: there are no paragraph widgets to read)."""
+    one widget: there are no paragraph widgets to read)."""
     svg = re.sub(r"<[^>]+>", "", app.export_screenshot())
     return html.unescape(svg).replace("\xa0", " ")

@@ -1,4 +1,4 @@
-"""The window asks once to trust a cloned project (issue 11): its `.mm.yaml` (yolo, rules) and
+"""The window asks once to trust a cloned project: its `.mm.yaml` (yolo, rules) and
 its AGENTS.md are obeyed only after the person picks "trust"; the safe choice is the default, so
 typing and Enter never trust; the answer is remembered per directory and content. The window
 is built as the CLI builds it (`launch.build_app`), with real files, real bash and the

@@ -1,4 +1,4 @@
-"""Keys typed before the window can read them arrive as typed, in a real terminal (issue 16).
+"""Keys typed before the window can read them arrive as typed, in a real terminal.
 
 Found trying mm-tui: "fix the test" and Enter typed at once after `mm-tui` became a new line in
 the prompt, not a message. The kernel had cooked them (its Enter is a line feed, Ctrl+J) while

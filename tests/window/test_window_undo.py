@@ -1,4 +1,4 @@
-"""`/undo` (issue 14): the files the last turn changed come back as they were, the turn's
+"""`/undo`: the files the last turn changed come back as they were, the turn's
 message returns to the prompt, and a file the person changed since is never clobbered silently.
 
 Pilot tests against the real Agent, the scripted server over HTTP and real files; the rename

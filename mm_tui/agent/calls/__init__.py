@@ -1,4 +1,4 @@
-"""The tool-call reader (issue 12): calls found in what a model wrote, by class, not by format.
+"""The tool-call reader: calls found in what a model wrote, by class, not by format.
 
 One module per class of writing, each returning `Found` spans: JSON in any shape anywhere
 (`json_shapes`), XML-like markup (`markup`), special-token protocols (`special_tokens`),

@@ -1,5 +1,5 @@
 """Calls written as JSON, in every shape models use, wherever they stand in the text: inside
-wrapper tags or tokens, in a fenced block, or bare in prose (issue 12).
+wrapper tags or tokens, in a fenced block, or bare in prose.
 
 Shapes: `name` (or `tool`, `tool_name`, `function` as a string) beside `arguments`/`parameters`/
 `args`/`input`/`params`; `{"function": {…}}`; `{"tool_calls": […]}`; the tool name as the only

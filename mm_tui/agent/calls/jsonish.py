@@ -1,5 +1,5 @@
 """JSON as models write it: found anywhere in text, read leniently, never completed when cut
-inside a string (issue 12).
+inside a string.
 
 Every scanner here is iterative and linear; anything recursive (the json and ast modules) runs
 under a guard, so a hostile reply (huge, or nested ten thousand deep) is a plain failure, never

@@ -1,4 +1,4 @@
-"""Calls written as XML-like markup (issue 12): Qwen3-Coder's `<function=name>` with
+"""Calls written as XML-like markup: Qwen3-Coder's `<function=name>` with
 `<parameter=key>` (or a JSON body), Anthropic-style `<invoke name=…><parameter name=…>`
 (MiniMax) and the same with a prefix on every tag (DeepSeek V3.2's `<｜DSML｜invoke …>`),
 `<function name=…>` with `<param name=…>` children (MiniCPM5) or a JSON body, GLM's

@@ -1,5 +1,5 @@
 """What every call reader returns, the badges a person sees on the row, and the tool-name rules
-shared by all of them (issue 12)."""
+shared by all of them."""
 
 from __future__ import annotations
 

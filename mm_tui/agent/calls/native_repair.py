@@ -1,4 +1,4 @@
-"""Mending a call the server did parse (issue 12): a name with control tokens or markup leaked
+"""Mending a call the server did parse: a name with control tokens or markup leaked
 into it (`query_dataset<|channel|>commentary`, `tool_12</arg_value>`, GLM's
 `read<arg_key>filePath</arg_key><arg_value>/x</arg_value>` with the arguments inside the name),
 argument keys with markup (`"path</arg_key>"`), and arguments that are not quite JSON (escapes

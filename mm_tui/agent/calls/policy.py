@@ -1,4 +1,4 @@
-"""Which of the calls the readers found are calls (issue 12). The policy, in one place:
+"""Which of the calls the readers found are calls. The policy, in one place:
 
 - **Inline code is never a call.** Text between single backticks (`` `{"name": "bash"}` ``)
   mentions call syntax; it is blanked before any reader looks.

@@ -1,4 +1,4 @@
-"""Calls written as Python function calls (issue 12): `[get_weather(city="Paris")]` between
+"""Calls written as Python function calls: `[get_weather(city="Paris")]` between
 LFM2's `<|tool_call_start|>` tokens, after Llama's `<|python_tag|>`, one a line inside Olmo 3's
 `<function_calls>`, in Gemma 3's ```tool_code fence, standing alone on a line for a declared tool, or as a bracketed list of declared tools
 anywhere in prose (Llama 4: `Here's a tool call: [get_weather(location='Paris')] and …`).

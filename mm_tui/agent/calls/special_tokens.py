@@ -1,5 +1,5 @@
 """Calls written in a model's own special tokens that reached the text because the server did
-not parse them (issue 12): gpt-oss's harmony channels (`to=functions.x … <|message|>{…}`), Kimi's
+not parse them: gpt-oss's harmony channels (`to=functions.x … <|message|>{…}`), Kimi's
 `<|tool_calls_section_begin|>` families, DeepSeek's `<｜tool▁call▁begin｜>` tokens (full-width
 or ASCII bars), Gemma 4's `<|tool_call>call:name{…}` with missing or different closers, and
 Mistral's `[TOOL_CALLS]name[ARGS]{…}` / `[TOOL_CALLS]name{…}`.

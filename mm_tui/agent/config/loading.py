@@ -109,7 +109,7 @@ PREFERENCES: dict[str, str] = {
 
 
 def _with_user_preferences(config: Config, path: Path, env: Mapping[str, str]) -> Config:
-    """The theme chosen in the window is saved in the user's config (issue 14); a project's
+    """The theme chosen in the window is saved in the user's config; a project's
     `.mm.yaml` (or `--config`) wins over that file but should not make the choice disappear.
     """
     missing = [key for key in PREFERENCES if key not in config.file_keys]

@@ -161,7 +161,7 @@ class Config:
     system_prompt: str | None = setting("systemPrompt", None, "a string")
     system_prompt_file: str | None = setting("systemPromptFile", None, "a file path")
     #: How tool calls travel: native `tools=`, described in the prompt and parsed ("text"), or
-    #: native until the server says the model cannot.
+    #: native until the server says the model cannot (docs/decisions/0005-text-protocol.md).
     tool_calls: Literal["auto", "native", "text"] = setting(
         "toolCalls", "auto", '"auto", "native" or "text"'
     )
@@ -174,7 +174,7 @@ class Config:
     lsp_servers: tuple[LspServerSpec, ...] | None = setting(
         "lsp", None, "a mapping with a `servers` key", shaped=True
     )
-    #: Permission rules, from the file's `permissions` rules: `bash(git *)`,
+    #: Permission rules (`agent/rules.py`), from the file's `permissions` rules: `bash(git *)`,
     #: `write_file(src/**)`; deny wins.
     allow_rules: tuple[str, ...] = ()
     ask_rules: tuple[str, ...] = ()
@@ -215,7 +215,7 @@ class Config:
     rules_source: Path | None = field(default=None, compare=False)
     #: The YAML keys the file set (for the trust rules of `agent/trust.py`).
     file_keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
-    #: Keys of an untrusted project config that were not obeyed.
+    #: Keys of an untrusted project config that were not obeyed (`agent/trust.py`).
     untrusted: tuple[str, ...] = field(default=(), compare=False)
 
     def __repr__(self) -> str:

@@ -1,4 +1,4 @@
-"""Saving a preference chosen in the window (the theme, issue 14) into the user's own config.
+"""Saving a preference chosen in the window (the theme) into the user's own config.
 
 The file is the person's: the change is made on its text, one top-level line replaced (or
 added at the end), so their other keys, comments, order and spacing stay as they wrote them. A

@@ -42,11 +42,11 @@ class ToolContext:
     emit_output: Callable[[str], None] = lambda text: None  # live output for the row
     #: What one call computed once and reuses (a file tool's plan: the file is read once).
     memo: dict[str, Any] = field(default_factory=dict)
-    #: Every piece of output, none dropped: the person's full copy (issue 14); the live row
+    #: Every piece of output, none dropped: the person's full copy (Ctrl+O); the live row
     #: and the model's copy may both be cut.
     keep_output: Callable[[str], None] = lambda text: None
     #: Called with a file's path just before a tool writes it, so `/undo` can put it back
-    #: (issue 14: write_file, edit_file and the lsp rename call it; agent/checkpoints.py).
+    #: (write_file, edit_file and the lsp rename call it; agent/checkpoints.py).
     before_change: Callable[[Path], None] = lambda path: None
 
 
@@ -58,7 +58,7 @@ class ToolPreview:
     detail: str
     diff: str | None = None
     #: What the preview was computed from (a file's stamp); a different basis when the
-    #: answer comes means the file changed under the question (issue 11: ask again).
+    #: answer comes means the file changed under the question: ask again.
     basis: str | None = None
     #: The absolute path a file tool touches, escaped, marked when outside the project.
     location: str = ""

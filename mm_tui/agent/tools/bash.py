@@ -56,6 +56,7 @@ from mm_tui.support.process_group import (
     reap_group_zombies,
 )
 from mm_tui.support.secret_env import scrubbed_environment
+from mm_tui.support.terminal_fence import fenced_popen
 from mm_tui.support.terminal_text import visible
 
 NAME = "bash"
@@ -177,7 +178,7 @@ class BashTool(Tool):
 
     def title(self, args: dict[str, Any]) -> str:
         """`bash <command>`, the whole command with anything that could hide part of it
-        (a newline, CR, bidi or zero-width characters, padding) escaped (issue 11)."""
+        (a newline, CR, bidi or zero-width characters, padding) escaped."""
         command = lenient_string(args, "command").strip()
         return f"{NAME} {visible(command, keep_newlines=False)}".rstrip()
 
@@ -209,7 +210,7 @@ class BashTool(Tool):
         reap_background_groups()  # earlier commands' background jobs that ended since
         mark = new_mark()
         try:
-            process = subprocess.Popen(
+            process = fenced_popen(  # the person's terminal out of reach by name too
                 ["bash", "-c", command],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

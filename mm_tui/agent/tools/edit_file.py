@@ -20,7 +20,6 @@ from typing import Any
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.rules import Rule, Subject, path_grant
 from mm_tui.agent.tools import diffs
-from mm_tui.agent.tools import guarded_write as guard
 from mm_tui.agent.tools.arguments import (
     ArgumentProblem,
     argument_map,
@@ -50,6 +49,7 @@ from mm_tui.agent.tools.safe_files import (
     read_regular,
     stamp,
 )
+from mm_tui.support import guarded_write as guard
 
 NAME = "edit_file"
 HARD_LINKS = (

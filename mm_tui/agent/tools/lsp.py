@@ -154,7 +154,7 @@ class LspTool(Tool):
         if query.action.strip().lower() != "rename":
             return ToolPreview(title=title, detail=title)
         # What is shown is what may be written: the run asks the server again and writes
-        # only the same diff (issue 11); the gate asks again when this basis moves.
+        # only the same diff; the gate asks again when this basis moves.
         match self._workspace_for_calls().preview(query, ctx.cancel):
             case Text(text, diff):
                 ctx.memo[NAME] = (args, diff or "")
@@ -208,7 +208,7 @@ def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
     """The call's fields, read as leniently as a small model needs; ArgumentProblem if not."""
     fields = args if type(args) is dict else argument_map(args)
     # Checked by `string_field` (which says what is wrong) only when not plain text, and the
-    # optional fields only when given: a warm call is short (issue 13's bench).
+    # optional fields only when given: a warm call is short (bench/bench_lsp.py).
     path, action, symbol = fields.get("path"), fields.get("action"), fields.get("symbol", "")
     if type(path) is not str:
         path = string_field(fields, NAME, "path")
@@ -226,7 +226,7 @@ def _query(args: dict[str, Any], ctx: ToolContext) -> LspQuery:
 
 def _absolute(cwd: Path, raw: str) -> str:
     """`resolve_path`'s answer as text; remembered for a path without `..` or `~`, which it
-    reads from the text alone (a warm call must cost little: issue 13's bench)."""
+    reads from the text alone (a warm call must cost little: bench/bench_lsp.py)."""
     if ".." in raw or "~" in raw:
         return str(resolve_path(cwd, raw))
     return _absolute_by_text(cwd, raw)

@@ -4,7 +4,7 @@ Paths are relative to the directory mm-tui was started in (SPEC §4); absolute p
 are honoured. Small models often wrap a path in backticks or quotes, or pad it with spaces:
 those wrappers are removed, since no real file name in a project looks like that.
 
-What the person approves must be what is touched (issue 11): a path holding a control
+What the person approves must be what is touched: a path holding a control
 character (NUL, a newline) is refused, never cleaned into another path, and `..` is resolved
 as the kernel would — through the folder before it, which must exist — not by text
 (`name\\n/../..` is not `.`). Shown paths are escaped (`visible`) and absolute.

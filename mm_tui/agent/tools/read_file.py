@@ -72,7 +72,7 @@ NUMBER_WIDTH = 6  # as `cat -n`: the number right-aligned in 6 columns, then a t
 
 class ReadFileTool(Tool):
     """Reads a file (or lists a directory) from disk on every call. Asks only for a path
-    outside the project (`~/.ssh`, `/etc/shadow`, the config holding the key: issue 11)."""
+    outside the project (`~/.ssh`, `/etc/shadow`, the config holding the key)."""
 
     name = NAME
     kind = ToolKind.FILE

@@ -1,4 +1,4 @@
-"""Opening a file the tools were asked about, without ever hanging on it (issue 11).
+"""Opening a file the tools were asked about, without ever hanging on it.
 
 A path a model names may be a FIFO (a read blocks until someone writes), a socket, a device
 (`/dev/tty`, `/dev/zero`) or a huge log. The file tools work on regular files only: the file
@@ -16,17 +16,15 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from mm_tui.support.regular_files import MAX_EDIT_BYTES, TEMPORARY_SUFFIX, kind_of
+
 log = logging.getLogger(__name__)
 
-#: The most a write or an edit reads of the file it replaces.
-MAX_EDIT_BYTES = 16 << 20
 NOT_REGULAR = (
     "[error: {path} is {kind}, not a regular file; the file tools read and write regular "
     "files only]"
 )
 TOO_LARGE = "[error: {path} is larger than {limit} MiB; edit it with bash (sed, a script)]"
-#: A leftover of a killed atomic write (support/atomic_write.py names them so).
-TEMPORARY_SUFFIX = ".mm-tmp"
 #: Folders never searched for leftovers (large, and never written by the tools).
 _SKIPPED_FOLDERS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache"}
 
@@ -41,21 +39,6 @@ class NotRegularFile(OSError):
 
 class FileTooLarge(OSError):
     """The file is past the bound of what the tool reads."""
-
-
-def kind_of(mode: int) -> str:
-    """`a FIFO`, `a socket`, `a character device`… for a mode that is not a regular file."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a file"
 
 
 def open_regular(path: Path) -> BinaryIO:

@@ -29,14 +29,6 @@ from mm_tui.agent.tools.diffs import FileDiff, diff_texts
 from mm_tui.agent.tools.file_messages import CANNOT_READ, CANNOT_WRITE
 from mm_tui.agent.tools.file_messages import EDIT_REJECTED as REJECTED
 from mm_tui.agent.tools.file_text import count_lines, decode_file_text, encode_file_text, plural
-from mm_tui.agent.tools.guarded_write import (
-    NOT_WRITTEN,
-    FileSeen,
-    NotWritten,
-    see,
-    shown_plan,
-    write_seen,
-)
 from mm_tui.agent.tools.paths import (
     clean_path_text,
     path_title,
@@ -52,6 +44,14 @@ from mm_tui.agent.tools.safe_files import (
     read_regular,
     refuse_special_file,
     stamp,
+)
+from mm_tui.support.guarded_write import (
+    NOT_WRITTEN,
+    FileSeen,
+    NotWritten,
+    see,
+    shown_plan,
+    write_seen,
 )
 
 NAME = "write_file"

@@ -264,7 +264,7 @@ def test_permission_is_asked_only_when_there_is_a_command_to_run() -> None:
 def test_the_title_is_the_whole_command_newlines_escaped_and_the_preview_the_whole() -> None:
     tool = BashTool()
     args = {"command": "ls -la\necho second"}
-    assert tool.title(args) == "bash ls -la\\necho second"  # issue 11: the title hides nothing
+    assert tool.title(args) == "bash ls -la\\necho second"  # the title hides nothing
     assert tool.title({}) == "bash"
     preview = tool.preview(args, ToolContext(cwd=Path("/")))
     assert preview.detail == "ls -la\necho second"

@@ -15,16 +15,14 @@ Framing, as a client sees it:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import threading
 from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Literal
 
 from scripted_server import Reply, ToolCall
+from scripted_server.http_base import QuietHandler, TrackedHTTPServer
 
 Framing = Literal["chunked", "close"]
 #: (status, body, content type, reason phrase or None for the standard one).
@@ -168,21 +166,14 @@ class Emulator:
         handler = type(f"{type(self).__name__}Handler", (_Handler,),
                        {"protocol_version": self.protocol_version})  # fmt: skip
         self._httpd = _ZooHTTPServer(self, handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
+        self._thread = self._httpd.serve_in_thread(f"zoo:{self.name}")
         return self
 
     def stop(self) -> None:
         httpd, thread = self._httpd, self._thread
         if httpd is None:
             return
-        httpd.shutdown()
-        httpd.cut_open_connections()
-        httpd.server_close()
-        if thread is not None:
-            thread.join()
+        httpd.stop(thread)
         self._httpd = self._thread = None
 
     def __enter__(self) -> Emulator:
@@ -210,60 +201,35 @@ def call_arguments(call: ToolCall) -> str:
     return call.arguments_text()
 
 
-class _ZooHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = True
+class _ZooHTTPServer(TrackedHTTPServer):
+    """The zoo's HTTP server (the scripted server's plumbing): its handlers reach the emulator."""
 
     def __init__(self, emulator: Emulator, handler: type[_Handler]) -> None:
         self.emulator = emulator
-        self.open_connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.connections_lock:
-            self.open_connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self.connections_lock:
-            self.open_connections.discard(request)
-        super().shutdown_request(request)
+        super().__init__(0, handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hangs up is ordinary."""
-
-    def cut_open_connections(self) -> None:
-        with self.connections_lock:
-            connections = list(self.open_connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
+        """Silent: an emulator cuts streams and a client hangs up, on purpose."""
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
+    """One connection, read as the scripted server reads it, answered by the emulator."""
+
     server: _ZooHTTPServer  # pyright: ignore[reportIncompatibleVariableOverride]
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Silent: tests read the recorded requests."""
 
     @property
     def emulator(self) -> Emulator:
         return self.server.emulator
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        path = self.path.split("?", 1)[0]
+        path = self.request_path()
         with self.emulator.lock:
             self.emulator.other_requests.append(("GET", path))
         self.answer(self.emulator.get(path) or self.emulator.not_found("GET", path))
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        path = self.path.split("?", 1)[0]
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        try:
-            body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            body = None
+        request = self.read_request()
+        path, body = request.path, request.body
         emulator = self.emulator
         if path in emulator.chat_paths and isinstance(body, dict):
             self.chat(body)

@@ -32,12 +32,13 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from mm_tui.agent.tools.safe_files import MAX_EDIT_BYTES, TEMPORARY_SUFFIX, kind_of
 from mm_tui.support.atomic_write import keep_owner_and_attributes
+from mm_tui.support.regular_files import MAX_EDIT_BYTES, TEMPORARY_SUFFIX, kind_of
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 NOT_WRITTEN = "[error: {path} not written: {why}; nothing was written]"
 WHY_LINK = "it became a symbolic link after the question was asked"
@@ -108,9 +109,41 @@ def write_seen(
     """Write `data` where `seen` says, under the folder's lock; the number of other hard
     links written through (0 mostly). NotWritten when the file is no longer what was seen;
     `reapply(current)` gives the data again for content that moved on (a str: refused, why)."""
-    parent = seen.real.parent
     if seen.folder is None:
-        parent.mkdir(parents=True, exist_ok=True)
+        seen.real.parent.mkdir(parents=True, exist_ok=True)
+    return _in_folder(seen, lambda folder: _write_locked(folder, seen, data, reapply))
+
+
+def check_seen(seen: FileSeen) -> os.stat_result | None:
+    """`write_seen`'s checks without the write: NotWritten when the file is no longer what was
+    seen (a link, another kind, another hard-linked inode, appeared, vanished, other
+    content); else its stat now (None: still no file). Lets a writer of several files refuse
+    them all before writing any."""
+    if seen.folder is None:  # its folder did not exist: it must not exist now either
+        if os.path.lexists(seen.real.parent):
+            raise NotWritten(WHY_CREATED)
+        return None
+    return _in_folder(seen, lambda folder: _same_content(folder, seen))
+
+
+def written_as(seen: FileSeen, data: bytes) -> FileSeen:
+    """What `write_seen(seen, data)` just left: the record to write it back by (a rollback),
+    which refuses, as any guarded write, a file swapped since."""
+    try:
+        info = os.stat(seen.real.parent)
+        folder = (info.st_dev, info.st_ino)
+        info = os.lstat(seen.real)
+        file: tuple[int, int] | None = (info.st_dev, info.st_ino)
+    except OSError:
+        log.debug("cannot stat %s after writing it", seen.real, exc_info=True)
+        return FileSeen(seen.real, seen.folder, seen.file, digest_of(data))
+    return FileSeen(seen.real, folder, file, digest_of(data))
+
+
+def _in_folder(seen: FileSeen, action: Callable[[int], _T]) -> _T:
+    """`action(folder)` with the file's real folder open (no link followed, the same folder
+    as seen) and locked against every other mm-tui writing in it."""
+    parent = seen.real.parent
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         folder = os.open(parent, flags)
@@ -126,7 +159,7 @@ def write_seen(
             raise NotWritten(WHY_FOLDER)
         fcntl.flock(folder, fcntl.LOCK_EX)
         try:
-            return _write_locked(folder, seen, data, reapply)
+            return action(folder)
         finally:
             fcntl.flock(folder, fcntl.LOCK_UN)
     finally:
@@ -165,6 +198,29 @@ def _read_name(folder: int, name: str) -> tuple[bytes, os.stat_result] | None:
         os.close(fd)
 
 
+def _still_seen(folder: int, seen: FileSeen) -> tuple[bytes, os.stat_result] | None:
+    """The name's content and stat now (None: no file, as seen); NotWritten when it is no
+    longer the file seen. Its content is the caller's to compare (an edit may apply again)."""
+    found = _read_name(folder, seen.real.name)
+    if found is None:
+        if seen.file is not None:
+            raise NotWritten(WHY_DELETED)
+        return None
+    if seen.file is None:
+        raise NotWritten(WHY_CREATED)
+    info = found[1]
+    if info.st_nlink > 1 and (info.st_dev, info.st_ino) != seen.file:
+        raise NotWritten(WHY_OTHER_INODE)
+    return found
+
+
+def _same_content(folder: int, seen: FileSeen) -> os.stat_result | None:
+    found = _still_seen(folder, seen)
+    if found is not None and digest_of(found[0]) != seen.digest:
+        raise NotWritten(WHY_CHANGED)
+    return None if found is None else found[1]
+
+
 def _write_locked(
     folder: int,
     seen: FileSeen,
@@ -172,14 +228,9 @@ def _write_locked(
     reapply: Callable[[bytes], bytes | str] | None,
 ) -> int:
     name = seen.real.name
-    found = _read_name(folder, name)
-    if found is None:
-        if seen.file is not None:
-            raise NotWritten(WHY_DELETED)
-    else:
+    found = _still_seen(folder, seen)
+    if found is not None:
         current, info = found
-        if seen.file is None:
-            raise NotWritten(WHY_CREATED)
         if digest_of(current) != seen.digest:
             if reapply is None:
                 raise NotWritten(WHY_CHANGED)
@@ -188,8 +239,6 @@ def _write_locked(
                 raise NotWritten(again)
             data = again
         if info.st_nlink > 1:
-            if (info.st_dev, info.st_ino) != seen.file:
-                raise NotWritten(WHY_OTHER_INODE)
             flags = os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
             fd = os.open(name, flags, dir_fd=folder)
             try:
