@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mm_tui.agent.events import WAITING_FOR_MODEL, Notice
-from mm_tui.agent.messages import Message
+from mm_tui.agent.messages import ChatRequest, Message
 from mm_tui.agent.model_client import Interrupted, ModelFault
 from mm_tui.agent.stream import StreamAssembler
 
@@ -122,7 +122,7 @@ def transcript_for_summary(middle: list[Message]) -> str:
     return "\n\n".join(lines)
 
 
-def summary_request(model: str, middle: list[Message]) -> dict[str, Any]:
+def summary_request(model: str, middle: list[Message]) -> ChatRequest:
     """The chat request that asks the same model for the summary (no tools)."""
     return {
         "model": model,

@@ -1,5 +1,6 @@
 """The chat messages of a conversation, as the model is sent them and the session file keeps
-them: one `Message` shape for every role, its keys those of the OpenAI chat API.
+them: one `Message` shape for every role, its keys those of the OpenAI chat API; and the chat
+request that carries them (`ChatRequest`).
 
 Why not the `openai` package's own `ChatCompletionMessageParam`: it is a union of six
 role-specific TypedDicts whose `tool_calls` and `content` are `Iterable`s, so every read of a
@@ -13,7 +14,7 @@ name moved between the package's versions that `pyproject.toml` allows.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Literal, Required, TypedDict, cast
+from typing import Any, Literal, Required, TypedDict, cast
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -47,6 +48,31 @@ class Message(TypedDict, total=False):
     reasoning_content: str  # the model's reasoning, kept with its answer
     reasoning: str  # vLLM's name for it, in sessions written from its stream
     _results: bool  # text mode: a user message that carries tool results (never sent)
+
+
+#: A tool as a request declares it: `{"type": "function", "function": {"name", "description",
+#: "parameters"}}`, its parameters a JSON schema (any JSON, hence `Any`).
+ToolSchema = dict[str, Any]
+
+
+class Sampling(TypedDict, total=False):
+    """The sampling fields a request may carry (a model family's defaults, or the config's)."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+
+
+class ChatRequest(Sampling, total=False):
+    """A streamed `/chat/completions` request as mm-tui sends it."""
+
+    model: Required[str]
+    messages: Required[list[Message]]
+    tools: list[ToolSchema]
+    stream_options: dict[str, bool]
+    response_format: dict[str, object]  # the constrained retry's JSON schema
+    max_tokens: int
 
 
 def text_of(content: str | list[ContentPart] | None) -> str:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from mm_tui.agent.messages import ChatRequest
 from mm_tui.agent.model_faults import (
     EMPTY_BODY,
     NO_EVENT_AT_ALL,
@@ -91,7 +92,7 @@ class ModelClient:
 
     def stream(
         self,
-        request: dict[str, Any],
+        request: ChatRequest,
         cancel: threading.Event,
         on_chunks: Callable[[list[dict[str, Any]]], bool],
     ) -> None:

@@ -30,6 +30,8 @@ import zlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from mm_tui.agent.messages import ChatRequest
+
 if TYPE_CHECKING:
     import httpx2
     from openai import APIResponse, OpenAI, Stream
@@ -113,9 +115,7 @@ def _capped_stream_class() -> type:
     return Capped
 
 
-def chat_request(
-    client: OpenAI, request: dict[str, Any]
-) -> APIResponse[Stream[ChatCompletionChunk]]:
+def chat_request(client: OpenAI, request: ChatRequest) -> APIResponse[Stream[ChatCompletionChunk]]:
     """POST `request` as a streamed chat completion; the SDK's `APIResponse`, its body unread
     (the caller closes it). Raises what `chat.completions.create` raises."""
     import openai

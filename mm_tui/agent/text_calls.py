@@ -26,7 +26,7 @@ from mm_tui.agent.calls.model import (
     TextCalls,
     clean_tool_name,
 )
-from mm_tui.agent.messages import ContentPart, Message, text_of
+from mm_tui.agent.messages import ChatRequest, ContentPart, Message, text_of
 
 __all__ = [
     "BADGE_REASONING",
@@ -135,7 +135,7 @@ def to_text_protocol(messages: list[Message], tools_text: str) -> list[Message]:
 TOOLS_MIN_TOKENS = 300
 
 
-def tools_ignored(request: dict[str, Any], prompt_tokens: int) -> bool:
+def tools_ignored(request: ChatRequest, prompt_tokens: int) -> bool:
     """Whether a server counted the prompt as if the request had no tools: llama-server with a
     chat template that cannot render tools accepts `tools` and silently drops them.
     True when the server's count is near the conversation alone (~4 characters a token) and
