@@ -12,12 +12,11 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from mm_tui.agent.events import EventSink, Notice, ToolKind, TurnEnded, TurnSummary
 from mm_tui.agent.messages import Message
 from mm_tui.agent.session import OpenedSession, Session, SessionBusy, SessionError, SessionStore
-from mm_tui.agent.session_log import SessionLog, message_line
+from mm_tui.agent.session_log import LogLine, SessionLog, message_line
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.support.terminal_text import one_line
 
@@ -216,7 +215,7 @@ class Conversation:
             except OSError as exc:
                 self._failed(exc)
 
-    def _write(self, records: list[dict[str, Any]], *, sync: bool = False) -> None:
+    def _write(self, records: list[LogLine], *, sync: bool = False) -> None:
         """Append lines (and sync them: the end of a turn); a failure is said as a notice,
         never raised into the turn."""
         if self._log is None:

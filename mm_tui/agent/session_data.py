@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from mm_tui.agent.messages import Message, read_back
 from mm_tui.agent.tool_record import ToolRecord
@@ -19,6 +20,19 @@ from mm_tui.agent.tool_record import ToolRecord
 #: The JSON file of mm-tui before the append-only log (SPEC §8 as first written).
 V1 = 1
 UNFINISHED_RESULT = "[interrupted: mm-tui stopped before this call had a result]"
+
+
+class ErrorEntry(TypedDict):
+    """One entry of a session's `errors`: when, where (the model, a tool…), the line said."""
+
+    time: str
+    where: str
+    message: str
+
+
+def read_back_error(value: Mapping[str, object]) -> ErrorEntry:
+    """An `errors` entry of a session file, taken as written (its keys are not checked)."""
+    return cast("ErrorEntry", cast("object", value))
 
 
 class SessionError(Exception):
@@ -46,7 +60,7 @@ class Session:
     usage: dict[str, int] = field(
         default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0}
     )
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[ErrorEntry] = field(default_factory=list)
     forked_from: str = ""
 
     def __post_init__(self) -> None:
@@ -70,9 +84,9 @@ class Session:
             "errors": self.errors,
         }
 
-    def add_error(self, where: str, message: str) -> dict[str, Any]:
+    def add_error(self, where: str, message: str) -> ErrorEntry:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        error = {"time": stamp, "where": where, "message": message}
+        error: ErrorEntry = {"time": stamp, "where": where, "message": message}
         self.errors.append(error)
         return error
 
