@@ -41,7 +41,7 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.session import SessionStore
 from mm_tui.agent.tools.registry import ToolRegistry
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 REPEATS = 5
 ANSWER_TOKENS = 4000

@@ -35,7 +35,7 @@ from mm_tui.agent.events import (
 from mm_tui.agent.session import SessionStore
 from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from mm_tui.agent.tools.registry import ToolRegistry
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "agent" / "fixtures"
 WORLD = FIXTURES / "world_replies.yaml"

@@ -84,9 +84,10 @@ def scripted_server(replies: list[dict[str, Any]]) -> Iterator[str]:
         script = Path(name) / "script.json"
         script.write_text(json.dumps(replies))
         server = subprocess.Popen(
-            [sys.executable, "-m", "mm_tui.scripted_server", str(script)],
+            [sys.executable, "-m", "scripted_server", str(script)],
             stdout=subprocess.PIPE,
             text=True,
+            cwd=ROOT,  # the scripted server sits beside mm_tui, outside the installed package
         )
         try:
             assert server.stdout is not None

@@ -26,6 +26,7 @@ from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     WRITING,
     AssistantMessageDone,
+    Event,
     Notice,
     PermissionAnswer,
     PermissionResolved,
@@ -42,11 +43,12 @@ from mm_tui.agent.events import (
     TurnSummary,
     running_state,
 )
+from mm_tui.agent.messages import Message
 from mm_tui.agent.session import SessionError, read_session_document
 from mm_tui.agent.session_log import SUFFIX as SESSION_LOG_SUFFIX
 from mm_tui.agent.tool_record import ToolRecord
 
-TimedEvent = tuple[float, Any]  # (seconds to wait before it, the event)
+TimedEvent = tuple[float, Event]  # (seconds to wait before it, the event)
 END_OF_REPLAY = "end of the replay — Ctrl+Q quits"
 #: What a replay tells its port about the session: the top line's model and server.
 _META_KEYS = ("model", "base_url", "cwd")
@@ -117,7 +119,7 @@ def load_replay(path: Path, pace: Pace | None = None) -> tuple[Replay, dict[str,
 class _Turn:
     """The messages of one user turn, and what the replay needs to end it."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -127,7 +129,7 @@ class _Turn:
         return not (last.get("role") == "assistant" and not last.get("tool_calls"))
 
 
-def _split_turns(messages: list[dict[str, Any]]) -> list[_Turn]:
+def _split_turns(messages: list[Message]) -> list[_Turn]:
     turns: list[_Turn] = []
     for message in messages:
         if not isinstance(message, dict) or message.get("role") == "system":
@@ -178,7 +180,7 @@ def _turns_events(session: dict[str, Any], pace: Pace) -> Iterator[TimedEvent]:
 AT_ONCE = Pace(chunk_chars=0, speed=0)
 
 
-def conversation_events(session: dict[str, Any]) -> Iterator[Any]:
+def conversation_events(session: dict[str, Any]) -> Iterator[Event]:
     """The session's events without their timing, each message's text in one piece and no
     spinner and no end of replay: what a front shows of a finished conversation (--continue,
     a replay at speed 0)."""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.tmux_session import tmux_server
 
 #: Variables of the terminal the suite happens to run in that change what mm-tui writes

@@ -26,6 +26,7 @@ from mm_tui.agent.context import ContextBudget, estimate_tokens
 from mm_tui.agent.conversation import Conversation
 from mm_tui.agent.events import EventSink, Notice, TurnEnded, TurnStarted
 from mm_tui.agent.loop_detector import LoopDetector
+from mm_tui.agent.messages import Message
 from mm_tui.agent.model_call import RETRY_DELAYS, ModelCall, ToolMode
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.output_store import output_file, read_full_output
@@ -124,11 +125,11 @@ class Agent:
         return self.conversation.session
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
         return self.conversation.messages
 
     @property
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Message]:
         """Every message of the session, those compaction summarised included (replay,
         export, the window after --continue)."""
         return self.conversation.history

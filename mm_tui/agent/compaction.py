@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mm_tui.agent.events import WAITING_FOR_MODEL, Notice
+from mm_tui.agent.messages import ChatRequest, Message
 from mm_tui.agent.model_client import Interrupted, ModelFault
 from mm_tui.agent.stream import StreamAssembler
 
@@ -46,31 +47,31 @@ TOOL_OUTPUT_IN_SUMMARY = 1500  # characters of each tool output shown to the sum
 class CompactionPlan:
     """How a history splits: what stays word for word, and the middle to summarise."""
 
-    head: list[dict[str, Any]]  # the system prompt and the first user message
-    middle: list[dict[str, Any]]
-    tail: list[dict[str, Any]]  # the last turns, whole
+    head: list[Message]  # the system prompt and the first user message
+    middle: list[Message]
+    tail: list[Message]  # the last turns, whole
 
-    def summary_note(self, summary: str) -> dict[str, Any]:
+    def summary_note(self, summary: str) -> Message:
         """The message standing for the middle once summarised."""
         return {"role": "assistant", "content": SUMMARY_PREFIX + summary.strip()}
 
-    def dropped_note(self) -> dict[str, Any]:
+    def dropped_note(self) -> Message:
         """The message standing for the middle when no summary could be had."""
         return {"role": "assistant", "content": DROPPED_TEXT.format(n=len(self.middle))}
 
-    def with_summary(self, summary: str) -> list[dict[str, Any]]:
+    def with_summary(self, summary: str) -> list[Message]:
         return [*self.head, self.summary_note(summary), *self.tail]
 
-    def with_middle_dropped(self) -> list[dict[str, Any]]:
+    def with_middle_dropped(self) -> list[Message]:
         return [*self.head, self.dropped_note(), *self.tail]
 
 
 def split_turns(
-    messages: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    messages: list[Message],
+) -> tuple[list[Message], list[list[Message]]]:
     """The leading system messages, then the turns: each starts at a user message."""
-    lead: list[dict[str, Any]] = []
-    turns: list[list[dict[str, Any]]] = []
+    lead: list[Message] = []
+    turns: list[list[Message]] = []
     for message in messages:
         if message["role"] == "user":
             turns.append([message])
@@ -85,7 +86,7 @@ def split_turns(
 MIN_MIDDLE = 2
 
 
-def plan_compaction(messages: list[dict[str, Any]], keep_last: int = 2) -> CompactionPlan | None:
+def plan_compaction(messages: list[Message], keep_last: int = 2) -> CompactionPlan | None:
     """The plan keeping `keep_last` turns (fewer if need be), or None when nothing can go."""
     lead, turns = split_turns(messages)
     for keep in range(keep_last, 0, -1):
@@ -101,7 +102,7 @@ def plan_compaction(messages: list[dict[str, Any]], keep_last: int = 2) -> Compa
     return None
 
 
-def transcript_for_summary(middle: list[dict[str, Any]]) -> str:
+def transcript_for_summary(middle: list[Message]) -> str:
     """The middle of the conversation as plain text for the summariser."""
     lines: list[str] = []
     for message in middle:
@@ -121,7 +122,7 @@ def transcript_for_summary(middle: list[dict[str, Any]]) -> str:
     return "\n\n".join(lines)
 
 
-def summary_request(model: str, middle: list[dict[str, Any]]) -> dict[str, Any]:
+def summary_request(model: str, middle: list[Message]) -> ChatRequest:
     """The chat request that asks the same model for the summary (no tools)."""
     return {
         "model": model,

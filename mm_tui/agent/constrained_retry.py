@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.agent.messages import ChatRequest, ToolSchema
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.repair import NESTED_TOO_DEEPLY, parse_arguments
 from mm_tui.agent.server_kind import ServerKind, detect_server, version_at_least
@@ -43,7 +44,7 @@ OLLAMA_SCHEMA_SINCE = (0, 5, 0)
 _REFUSAL_WORDS = ("response_format", "json_schema", "grammar", "structured")
 
 
-def call_schema(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]:
+def call_schema(tools: list[ToolSchema], name: str | None) -> dict[str, Any]:
     """`{"name": <the tool>, "arguments": <its parameters>}` as a JSON schema: the one tool
     named when it is declared, else any declared tool with its own parameters."""
     functions = [tool["function"] for tool in tools if "function" in tool]
@@ -66,10 +67,10 @@ def call_schema(tools: list[dict[str, Any]], name: str | None) -> dict[str, Any]
     return {"anyOf": [one(function) for function in chosen]}
 
 
-def grammar_fields(schema: dict[str, Any]) -> dict[str, Any]:
-    """The request fields that carry the schema."""
+def grammar_field(schema: dict[str, Any]) -> dict[str, object]:
+    """The `response_format` that carries the schema."""
     wrapper = {"name": "tool_call", "strict": True, "schema": schema}
-    return {"response_format": {"type": "json_schema", "json_schema": wrapper}}
+    return {"type": "json_schema", "json_schema": wrapper}
 
 
 @dataclass
@@ -124,7 +125,7 @@ class ConstrainedRetry:
         self,
         client: ModelClient,
         signals: TurnSignals,
-        request: dict[str, Any],
+        request: ChatRequest,
         calls: list[AssembledCall],
         registry: ToolRegistry,
     ) -> RetryOutcome:
@@ -171,16 +172,14 @@ class ConstrainedRetry:
         return RetryOutcome(RETRY_USED.format(name=found[0]), assembler.usage)
 
     @staticmethod
-    def request(
-        request: dict[str, Any], tools: list[dict[str, Any]], name: str | None
-    ) -> dict[str, Any]:
+    def request(request: ChatRequest, tools: list[ToolSchema], name: str | None) -> ChatRequest:
         """The same request with the grammar; native tools described in the prompt instead
         (llama-server refuses a grammar beside `tools`)."""
-        retry = {k: v for k, v in request.items() if k not in ("tools", "tool_choice")}
-        if "tools" in request:
+        retry = request.copy()
+        if retry.pop("tools", None) is not None:
             described = to_text_protocol(request["messages"], describe_tools_for_prompt(tools))
             retry["messages"] = alternating(described)
-        retry.update(grammar_fields(call_schema(tools, name)))
+        retry["response_format"] = grammar_field(call_schema(tools, name))
         return retry
 
 

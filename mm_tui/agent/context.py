@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mm_tui.agent.messages import ChatRequest
 from mm_tui.support.url_text import shown_url
 
 log = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ def _ollama_loaded_context(root: str, model: str, timeout: float) -> int | None:
     return None
 
 
-def estimate_tokens(request: dict[str, Any]) -> int:
+def estimate_tokens(request: ChatRequest) -> int:
     """A rough count of the tokens a request carries (messages and tool schemas)."""
     size = len(json.dumps(request.get("messages", []), ensure_ascii=False))
     size += len(json.dumps(request.get("tools", []), ensure_ascii=False))
@@ -231,7 +232,7 @@ class ContextBudget:
 
     def after_call(
         self,
-        request: dict[str, Any],
+        request: ChatRequest,
         usage: tuple[int, int] | None,
         text: str,
         whole: int | None = None,

@@ -12,11 +12,11 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from mm_tui.agent.events import EventSink, Notice, ToolKind, TurnEnded, TurnSummary
+from mm_tui.agent.messages import Message
 from mm_tui.agent.session import OpenedSession, Session, SessionBusy, SessionError, SessionStore
-from mm_tui.agent.session_log import SessionLog, message_line
+from mm_tui.agent.session_log import LogLine, SessionLog, message_line
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.support.terminal_text import one_line
 
@@ -140,18 +140,18 @@ class Conversation:
         return self._log.path if self._log is not None else self.store.path_for(self.session.id)
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
         """What the model is sent."""
         return self.session.messages
 
     @property
-    def history(self) -> list[dict[str, Any]]:
+    def history(self) -> list[Message]:
         """Every message of the session, summarised ones included."""
         return self.session.history
 
     # -- writing ------------------------------------------------------------------------
 
-    def append(self, message: dict[str, Any], record: ToolRecord | None = None) -> None:
+    def append(self, message: Message, record: ToolRecord | None = None) -> None:
         """Add one message to the history and to the file."""
         self.session.messages.append(message)
         self.session.history.append(message)
@@ -166,7 +166,7 @@ class Conversation:
         """A tool call's result and its row, in one line."""
         self.append({"role": "tool", "tool_call_id": call_id, "content": output}, record)
 
-    def record_compaction(self, keep: int, drop: int, note: dict[str, Any]) -> None:
+    def record_compaction(self, keep: int, drop: int, note: Message) -> None:
         """The model will be sent the first `keep` messages, `note`, then what follows the
         `drop` summarised ones; the session file keeps every message."""
         messages = self.session.messages
@@ -215,7 +215,7 @@ class Conversation:
             except OSError as exc:
                 self._failed(exc)
 
-    def _write(self, records: list[dict[str, Any]], *, sync: bool = False) -> None:
+    def _write(self, records: list[LogLine], *, sync: bool = False) -> None:
         """Append lines (and sync them: the end of a turn); a failure is said as a notice,
         never raised into the turn."""
         if self._log is None:

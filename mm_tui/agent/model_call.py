@@ -10,7 +10,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from mm_tui.agent.calls import CUT_REASON
 from mm_tui.agent.calls.native_repair import mend_native_call
@@ -27,6 +27,7 @@ from mm_tui.agent.events import (
     TurnEnded,
     Usage,
 )
+from mm_tui.agent.messages import ChatRequest, Message, only_keys
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.model_family import defaults_for
 from mm_tui.agent.prompt_fit import PromptFit, count_tokens
@@ -98,18 +99,16 @@ class ModelCall:
         #: What the server said it reused of the last prompt (prompt_reuse), if it did.
         self.reuse: tuple[int, int] | None = None
 
-    def request(self, model: str) -> dict[str, Any]:
+    def request(self, model: str) -> ChatRequest:
         """The chat request for the conversation as it stands."""
-        messages = [
-            {k: v for k, v in m.items() if k in _SENT_KEYS} for m in self.conversation.messages
-        ]
+        messages = [only_keys(m, _SENT_KEYS) for m in self.conversation.messages]
         tools = self.fit.tools(self.registry.schemas())
         if self.tool_mode == "text":
             messages = to_text_protocol(messages, describe_tools_for_prompt(tools))
-        request: dict[str, Any] = {"model": model, "messages": alternating(messages)}
+        request: ChatRequest = {"model": model, "messages": alternating(messages)}
         if tools and self.tool_mode == "native":
             request["tools"] = tools
-        request.update(defaults_for(model, self.config).sampling)  # the family's, or the config's
+        request = {**request, **defaults_for(model, self.config).sampling}  # family's or config's
         request["stream_options"] = {"include_usage": True}
         return request
 
@@ -213,9 +212,7 @@ class ModelCall:
         self._record(assembler, content)
         return assembler
 
-    def _account(
-        self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
-    ) -> None:
+    def _account(self, request: ChatRequest, assembler: StreamAssembler, tally: TurnTally) -> None:
         """Tokens: the tally, the usage event and the context budget."""
         self.reuse = assembler.reuse or self.reuse
         if assembler.usage is not None:
@@ -245,7 +242,7 @@ class ModelCall:
             self.signals.sink(Notice("warning", warning))
 
     def _constrained_retry(
-        self, request: dict[str, Any], assembler: StreamAssembler, tally: TurnTally
+        self, request: ChatRequest, assembler: StreamAssembler, tally: TurnTally
     ) -> None:
         """A call no repair could read: asked again, once, with its schema as a grammar."""
         outcome = self.constrained.mend(
@@ -305,7 +302,7 @@ class ModelCall:
             last.not_run = CUT_REASON.format(why="finish_reason length")
 
     def _record(self, assembler: StreamAssembler, content: str) -> None:
-        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        message: Message = {"role": "assistant", "content": content or None}
         if assembler.calls:
             message["tool_calls"] = [
                 {
@@ -328,20 +325,20 @@ class ModelCall:
     def _record_partial(self, assembler: StreamAssembler) -> None:
         """Keep what was said before a cut or an interrupt; drop half-written tool calls."""
         if assembler.text or assembler.reasoning:
-            message: dict[str, Any] = {"role": "assistant", "content": assembler.text}
+            message: Message = {"role": "assistant", "content": assembler.text}
             if assembler.reasoning:
                 message["reasoning_content"] = assembler.reasoning
             self.conversation.append(message)
             self.signals.sink(AssistantMessageDone(assembler.text, assembler.reasoning))
 
-    def _tools_dropped(self, request: dict[str, Any], assembler: StreamAssembler) -> bool:
+    def _tools_dropped(self, request: ChatRequest, assembler: StreamAssembler) -> bool:
         # never on a count that may leave out a cached prefix (`ContextBudget.after_call`)
         counted = self.budget.prompt_counted
         return (
             self.tool_mode == "native" and counted is not None and tools_ignored(request, counted)
         )
 
-    def _notice_dropped_tools(self, request: dict[str, Any], assembler: StreamAssembler) -> None:
+    def _notice_dropped_tools(self, request: ChatRequest, assembler: StreamAssembler) -> None:
         """A server that took `tools` but counted a prompt without them (llama-server without
         a tool-capable template), said once. In `toolCalls: auto` the session
         switches to the text protocol, which needs nothing of the template; in `native` the

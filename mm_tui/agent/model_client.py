@@ -10,8 +10,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mm_tui.agent.messages import ChatRequest
 from mm_tui.agent.model_faults import (
     EMPTY_BODY,
     NO_EVENT_AT_ALL,
@@ -25,6 +26,10 @@ from mm_tui.agent.model_faults import (
 from mm_tui.agent.model_wire import Connections, InFlight
 from mm_tui.agent.turn_signals import CancelFlag
 from mm_tui.support.url_text import shown_url
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai import OpenAI
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +57,11 @@ class ModelClient:
         #: sends them says it is busy (`mlx_lm.server` sends them while it reads the prompt).
         self.no_event_limit = 2 * timeout
         self._api_key = api_key or "none"
-        self._client: Any = None
+        self._client: OpenAI | None = None
         self._connections = Connections()
 
     @property
-    def client(self) -> Any:
+    def client(self) -> OpenAI:
         if self._client is None:
             import openai
 
@@ -87,7 +92,7 @@ class ModelClient:
 
     def stream(
         self,
-        request: dict[str, Any],
+        request: ChatRequest,
         cancel: threading.Event,
         on_chunks: Callable[[list[dict[str, Any]]], bool],
     ) -> None:
@@ -168,7 +173,9 @@ class ModelClient:
         if "failure" in run:
             raise self.describe(run["failure"], model=request.get("model")) from None
 
-    def _read_body(self, response: Any, take: Callable[[list[dict[str, Any]]], bool]) -> None:
+    def _read_body(
+        self, response: httpx2.Response, take: Callable[[list[dict[str, Any]]], bool]
+    ) -> None:
         """The event stream of `response` to `take`, block by block, up to `[DONE]`, its end,
         or a bound: `QUIET_BYTES` of body, or `no_event_limit` seconds, without an event."""
         from mm_tui.agent.model_wire import body_blocks
@@ -204,7 +211,7 @@ class ModelClient:
             what = EMPTY_BODY if not total else NO_EVENT_AT_ALL
             raise ModelFault(what.format(url=self.shown_url, status=status, size=total))
 
-    def _failure(self, failure: Exception, response: Any) -> Exception:
+    def _failure(self, failure: Exception, response: httpx2.Response) -> Exception:
         from mm_tui.agent.sse import NotAnEventStream
 
         if isinstance(failure, NotAnEventStream):

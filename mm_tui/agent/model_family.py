@@ -21,12 +21,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from mm_tui.agent.config import Config
-
-#: The sampling fields a family may set, as the request names them, and the config's keys.
-SAMPLING_KEYS = {"temperature": "temperature", "top_p": "topP", "top_k": "topK", "min_p": "minP"}
+from mm_tui.agent.messages import Sampling
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class Family:
     label: str
     matches: str  # a regex searched in the lower-case model id
     call_format: str
-    sampling: dict[str, float] = field(default_factory=dict)
+    sampling: Sampling = field(default_factory=Sampling)
     source: str = ""
     #: The ids (regex searched) whose template gives the model no tools: text mode is better.
     text_mode: str = ""
@@ -109,20 +106,23 @@ class ChosenDefaults:
 
     family: Family | None
     text_mode: bool
-    sampling: dict[str, Any]
+    sampling: Sampling
     overridden: tuple[str, ...]  # the sampling keys the config set
 
 
 def defaults_for(model: str, config: Config) -> ChosenDefaults:
     """The family's defaults for `model`, with what the config sets winning."""
     family = family_of(model, config)
-    sampling: dict[str, Any] = dict(family.sampling) if family is not None else {}
-    overridden = []
-    for key in SAMPLING_KEYS:
-        value = getattr(config, key)
-        if value is not None:
-            sampling[key] = value
-            overridden.append(key)
+    overrides: Sampling = {}
+    if config.temperature is not None:
+        overrides["temperature"] = config.temperature
+    if config.top_p is not None:
+        overrides["top_p"] = config.top_p
+    if config.top_k is not None:
+        overrides["top_k"] = config.top_k
+    if config.min_p is not None:
+        overrides["min_p"] = config.min_p
+    sampling = (family.sampling if family is not None else Sampling()) | overrides
     text_mode = bool(
         family is not None
         and family.text_mode
@@ -130,7 +130,7 @@ def defaults_for(model: str, config: Config) -> ChosenDefaults:
         and config.tool_calls == "auto"
         and "toolCalls" not in config.file_keys
     )
-    return ChosenDefaults(family, text_mode, sampling, tuple(overridden))
+    return ChosenDefaults(family, text_mode, sampling, tuple(overrides))
 
 
 def describe(model: str, config: Config) -> str:

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mm_tui.support.terminal_text import quoted
+
+if TYPE_CHECKING:
+    from openai import APIStatusError
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +108,8 @@ def describe(exc: BaseException, *, url: str, timeout: float, model: str | None)
     )
 
 
-def _status_fault(exc: Any, url: str, model: str | None) -> ModelFault:
-    status: int = exc.status_code
+def _status_fault(exc: APIStatusError, url: str, model: str | None) -> ModelFault:
+    status = exc.status_code
     detail = _error_detail(exc)
     body = _body_text(exc)
     if 300 <= status < 400:  # redirects are not followed (model_wire.build_http_client)
@@ -172,7 +175,7 @@ def _root_cause(exc: BaseException) -> str:
     return text.splitlines()[0][:160]
 
 
-def _response_text(exc: Any) -> str:
+def _response_text(exc: APIStatusError) -> str:
     try:
         return str(exc.response.text)
     except Exception:  # a body that cannot be read: said as missing
@@ -180,7 +183,7 @@ def _response_text(exc: Any) -> str:
         return ""
 
 
-def _is_json(exc: Any) -> bool:
+def _is_json(exc: APIStatusError) -> bool:
     try:
         json.loads(_response_text(exc))
     except ValueError:
@@ -188,7 +191,7 @@ def _is_json(exc: Any) -> bool:
     return True
 
 
-def _error_detail(exc: Any) -> str:
+def _error_detail(exc: APIStatusError) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error", body)
@@ -202,7 +205,7 @@ def _error_detail(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
 
 
-def _body_text(exc: Any) -> str:
+def _body_text(exc: APIStatusError) -> str:
     body = getattr(exc, "body", None)
     try:
         return json.dumps(body) if body is not None else ""

@@ -28,7 +28,14 @@ import socket
 import threading
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mm_tui.agent.messages import ChatRequest
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai import APIResponse, OpenAI, Stream
+    from openai.types.chat import ChatCompletionChunk
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +60,7 @@ class BodyFault(Exception):
     """The body cannot be read as it came (an encoding not asked for, a corrupt one)."""
 
 
-def build_http_client(connections: Connections) -> Any:
+def build_http_client(connections: Connections) -> httpx2.Client:
     """The httpx client under the `openai` client: the SDK's defaults (`DefaultHttpxClient`:
     its timeouts, connection limits, proxies from the environment), with
 
@@ -77,7 +84,7 @@ def build_http_client(connections: Connections) -> Any:
     )
 
 
-def cap_error_body(response: Any) -> None:
+def cap_error_body(response: httpx2.Response) -> None:
     """An httpx `response` event hook: the body of an error answer, which the SDK reads whole
     to describe it, ends after `ERROR_BODY_MOST` bytes (an endless one would fill memory)."""
     if response.status_code >= 300:
@@ -90,7 +97,7 @@ def _capped_stream_class() -> type:
     import httpx2
 
     class Capped(httpx2.SyncByteStream):
-        def __init__(self, stream: Any, most: int) -> None:
+        def __init__(self, stream: httpx2.SyncByteStream, most: int) -> None:
             self._stream = stream
             self._most = most
 
@@ -108,7 +115,7 @@ def _capped_stream_class() -> type:
     return Capped
 
 
-def chat_request(client: Any, request: dict[str, Any]) -> Any:
+def chat_request(client: OpenAI, request: ChatRequest) -> APIResponse[Stream[ChatCompletionChunk]]:
     """POST `request` as a streamed chat completion; the SDK's `APIResponse`, its body unread
     (the caller closes it). Raises what `chat.completions.create` raises."""
     import openai
@@ -123,7 +130,8 @@ def chat_request(client: Any, request: dict[str, Any]) -> Any:
         extra_headers={RAW_RESPONSE_HEADER: "stream"},  # as `with_streaming_response` sets
         security={"bearer_auth": True},
     )
-    return client.post(
+    # the raw-response header makes the SDK answer its `APIResponse`, the body unread
+    return client.post(  # pyright: ignore[reportReturnType]
         "/chat/completions",
         body=body,
         cast_to=ChatCompletion,
@@ -133,7 +141,7 @@ def chat_request(client: Any, request: dict[str, Any]) -> Any:
     )
 
 
-def body_blocks(response: Any) -> Iterator[bytes]:
+def body_blocks(response: httpx2.Response) -> Iterator[bytes]:
     """The body of an httpx response as it arrives, decoded if it came compressed."""
     coding = response.headers.get("content-encoding", "").strip().lower()
     raw = response.iter_raw()
@@ -200,7 +208,7 @@ class Connections:
     def __init__(self) -> None:
         self._local = threading.local()
 
-    def trace(self, request: Any) -> None:
+    def trace(self, request: httpx2.Request) -> None:
         """An httpx `request` event hook: a request made inside `carrying` reports its
         connection to `_seen`."""
         if getattr(self._local, "request", None) is not None:

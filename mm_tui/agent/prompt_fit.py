@@ -17,9 +17,10 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from mm_tui.agent.context import CHARS_PER_TOKEN, fetch_json, root_url
+from mm_tui.agent.messages import ChatRequest, ToolSchema, text_of
 from mm_tui.agent.server_kind import ServerKind
 from mm_tui.support.url_text import shown_url
 
@@ -58,10 +59,10 @@ def first_sentence(text: str) -> str:
 _CATALOGUE_LINE = re.compile(r"(?m)^  \S+ — .*$")
 
 
-def short_schemas(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def short_schemas(schemas: list[ToolSchema]) -> list[ToolSchema]:
     """The tools with each description, the tool's and its fields', cut to one sentence
     (read_skill keeps its catalogue: without the names the tool is no use)."""
-    out: list[dict[str, Any]] = []
+    out: list[ToolSchema] = []
     for schema in schemas:
         function = dict(schema["function"])
         description = function.get("description") or ""
@@ -81,10 +82,11 @@ def short_schemas(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def fixed_text(request: dict[str, Any]) -> str:
+def fixed_text(request: ChatRequest) -> str:
     """What every request repeats: the system message and the tools, as sent."""
     messages = request.get("messages") or []
-    system = messages[0].get("content") if messages and messages[0].get("role") == "system" else ""
+    first = messages[0] if messages and messages[0].get("role") == "system" else None
+    system = text_of(first.get("content")) if first is not None else ""
     tools = request.get("tools")
     return f"{system or ''}\n{json.dumps(tools, ensure_ascii=False)}" if tools else system or ""
 
@@ -115,7 +117,7 @@ class Shapeable(Protocol):
 
     tool_mode: Literal["native", "text"]
 
-    def request(self, model: str) -> dict[str, Any]: ...
+    def request(self, model: str) -> ChatRequest: ...
 
 
 class PromptFit:
@@ -130,7 +132,7 @@ class PromptFit:
         #: The warning when the fixed part, even shrunk, is over or near the window ("": none).
         self.crowded = ""
 
-    def tools(self, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def tools(self, schemas: list[ToolSchema]) -> list[ToolSchema]:
         """The tools as the request declares them, after the steps taken."""
         kept = [s for s in schemas if s.get("function", {}).get("name") not in self.dropped]
         return short_schemas(kept) if self.short else kept
@@ -204,7 +206,7 @@ class PromptFit:
         )
 
 
-def _described_names(request: dict[str, Any]) -> list[str]:
+def _described_names(request: ChatRequest) -> list[str]:
     """Tool names as the text protocol lists them (`## name` lines in the system message)."""
     return re.findall(r"(?m)^## (\S+)$", fixed_text(request))
 

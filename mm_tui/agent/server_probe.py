@@ -16,13 +16,14 @@ from typing import Any
 
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import root_url
+from mm_tui.agent.messages import ChatRequest, Message, ToolSchema
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.server_check import Finding
 
 log = logging.getLogger(__name__)
 
 PROBE_NAME = "report_check"
-PROBE_TOOL = {
+PROBE_TOOL: ToolSchema = {
     "type": "function",
     "function": {
         "name": PROBE_NAME,
@@ -34,11 +35,13 @@ PROBE_TOOL = {
         },
     },
 }
-PROBE_MESSAGES = [
+PROBE_MESSAGES: list[Message] = [
     {"role": "system", "content": "You are being tested. Answer by calling the tool given."},
     {"role": "user", "content": f'Call {PROBE_NAME} with the word "ready".'},
 ]
-SPEED_MESSAGES = [{"role": "user", "content": "Write the numbers from 1 to 40, one per line."}]
+SPEED_MESSAGES: list[Message] = [
+    {"role": "user", "content": "Write the numbers from 1 to 40, one per line."}
+]
 PROBE_TIMEOUT = 120.0  # a 12B model on a CPU may load for a minute before its first token
 #: Below this, a 500-token answer takes over three minutes: said as a warning.
 SLOW_TOKENS_PER_SECOND = 3.0
@@ -96,7 +99,7 @@ def _port(base_url: str) -> int | None:
         return None
 
 
-def _ask(client: ModelClient, request: dict[str, Any]) -> _Reply:
+def _ask(client: ModelClient, request: ChatRequest) -> _Reply:
     """One streamed request, timed from its sending: text, calls and the pace of writing."""
     from mm_tui.agent.stream import StreamAssembler
 
@@ -128,7 +131,7 @@ def probe_tools(config: Config, model: str, *, ollama: bool = False) -> Finding:
     from mm_tui.agent.calls import read_calls
 
     client = ModelClient(config.base_url, config.api_key, timeout=PROBE_TIMEOUT)
-    request = {
+    request: ChatRequest = {
         "model": model,
         "messages": PROBE_MESSAGES,
         "tools": [PROBE_TOOL],
@@ -164,7 +167,12 @@ def _quoted_start(text: str) -> str:
 def probe_speed(config: Config, model: str) -> Finding:
     """How fast the model writes, from a short answer: tokens after the first, per second."""
     client = ModelClient(config.base_url, config.api_key, timeout=PROBE_TIMEOUT)
-    request = {"model": model, "messages": SPEED_MESSAGES, "temperature": 0, "max_tokens": 120}
+    request: ChatRequest = {
+        "model": model,
+        "messages": SPEED_MESSAGES,
+        "temperature": 0,
+        "max_tokens": 120,
+    }
     try:
         reply = _ask(client, request)
     except (ModelFault, Interrupted) as fault:

@@ -9,15 +9,30 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
+from mm_tui.agent.messages import Message, read_back
 from mm_tui.agent.tool_record import ToolRecord
 
 #: The JSON file of mm-tui before the append-only log (SPEC §8 as first written).
 V1 = 1
 UNFINISHED_RESULT = "[interrupted: mm-tui stopped before this call had a result]"
+
+
+class ErrorEntry(TypedDict):
+    """One entry of a session's `errors`: when, where (the model, a tool…), the line said."""
+
+    time: str
+    where: str
+    message: str
+
+
+def read_back_error(value: Mapping[str, object]) -> ErrorEntry:
+    """An `errors` entry of a session file, taken as written (its keys are not checked)."""
+    return cast("ErrorEntry", cast("object", value))
 
 
 class SessionError(Exception):
@@ -38,14 +53,14 @@ class Session:
     base_url: str
     cwd: str
     created: float = field(default_factory=time.time)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    history: list[Message] = field(default_factory=list)
     tool_meta: dict[str, ToolRecord] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     usage: dict[str, int] = field(
         default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0}
     )
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[ErrorEntry] = field(default_factory=list)
     forked_from: str = ""
 
     def __post_init__(self) -> None:
@@ -69,14 +84,14 @@ class Session:
             "errors": self.errors,
         }
 
-    def add_error(self, where: str, message: str) -> dict[str, Any]:
+    def add_error(self, where: str, message: str) -> ErrorEntry:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        error = {"time": stamp, "where": where, "message": message}
+        error: ErrorEntry = {"time": stamp, "where": where, "message": message}
         self.errors.append(error)
         return error
 
 
-def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
+def answer_unfinished_calls(messages: list[Message]) -> int:
     """Give a result to every tool call left without one (mm-tui was killed mid-tool), so the
     history is valid for the next request. Returns how many results were added."""
     added = 0
@@ -84,17 +99,18 @@ def answer_unfinished_calls(messages: list[dict[str, Any]]) -> int:
     while index < len(messages):
         message = messages[index]
         index += 1
-        if message.get("role") != "assistant" or not message.get("tool_calls"):
+        calls = message.get("tool_calls")
+        if message.get("role") != "assistant" or not calls:
             continue
-        answered: set[Any] = set()
+        answered: set[str | None] = set()
         while index < len(messages) and messages[index].get("role") == "tool":
             answered.add(messages[index].get("tool_call_id"))
             index += 1
-        for call in message["tool_calls"]:
+        for call in calls:
             if call.get("id") not in answered:
-                result = {
+                result: Message = {
                     "role": "tool",
-                    "tool_call_id": call.get("id"),
+                    "tool_call_id": call.get("id"),  # a file's call may lack it: None
                     "content": UNFINISHED_RESULT,
                 }
                 messages.insert(index, result)
@@ -119,7 +135,8 @@ def read_v1(path: Path) -> Session:
             f"session file {path} is version {version!r}, newer than this mm-tui "
             f"understands ({V1}); upgrade mm-tui to resume it"
         )
-    messages = [m for m in data["messages"] if isinstance(m, dict)]
+    # the file's objects are taken as messages; `answer_unfinished_calls` mends their order
+    messages = [read_back(m) for m in data["messages"] if isinstance(m, dict)]
     return Session(
         id=str(data.get("id") or path.stem),
         model=str(data.get("model") or ""),

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from mm_tui.agent.messages import Message
 from mm_tui.agent.session_data import SessionError, read_v1
 from mm_tui.agent.session_log import SUFFIX
 from mm_tui.support.atomic_write import write_atomically
@@ -51,7 +52,7 @@ class SessionInfo:
     in_use: bool = False
 
 
-def first_user_text(messages: list[dict[str, Any]]) -> str:
+def first_user_text(messages: list[Message]) -> str:
     """The first user message, on one line, cut for a list."""
     for message in messages:
         if message.get("role") == "user":

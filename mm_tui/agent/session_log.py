@@ -26,9 +26,16 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal, NotRequired, TypedDict
 
-from mm_tui.agent.session_data import Session, SessionError, answer_unfinished_calls
+from mm_tui.agent.messages import Message, read_back
+from mm_tui.agent.session_data import (
+    ErrorEntry,
+    Session,
+    SessionError,
+    answer_unfinished_calls,
+    read_back_error,
+)
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.support.atomic_write import sync_directory
 
@@ -44,12 +51,56 @@ class SessionBusy(Exception):
     """Another process writes this session (it holds the lock)."""
 
 
-def encode(record: dict[str, Any]) -> bytes:
+class HeaderLine(TypedDict):
+    type: Literal["session"]
+    version: int
+    id: str
+    model: str
+    base_url: str
+    cwd: str
+    created: float
+    forked_from: NotRequired[str]
+
+
+class MessageLine(TypedDict):
+    type: Literal["message"]
+    message: Message
+    tool: NotRequired[dict[str, Any]]  # its row (`ToolRecord.to_json`)
+
+
+class CompactLine(TypedDict):
+    type: Literal["compact"]
+    keep: int
+    drop: int
+    note: Message
+
+
+class ErrorLine(TypedDict):
+    type: Literal["error"]
+    error: ErrorEntry
+
+
+class ModelLine(TypedDict):
+    type: Literal["model"]
+    model: str
+
+
+class TotalsLine(TypedDict):
+    type: Literal["totals"]
+    counters: dict[str, int]
+    usage: dict[str, int]
+
+
+#: One line of a session file, as written (read back, a line is checked by `_apply`).
+LogLine = HeaderLine | MessageLine | CompactLine | ErrorLine | ModelLine | TotalsLine
+
+
+def encode(record: LogLine) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
-def header(session: Session) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def header(session: Session) -> HeaderLine:
+    record: HeaderLine = {
         "type": "session",
         "version": VERSION,
         "id": session.id,
@@ -63,8 +114,8 @@ def header(session: Session) -> dict[str, Any]:
     return record
 
 
-def message_line(message: dict[str, Any], record: ToolRecord | None = None) -> dict[str, Any]:
-    line: dict[str, Any] = {"type": "message", "message": message}
+def message_line(message: Message, record: ToolRecord | None = None) -> MessageLine:
+    line: MessageLine = {"type": "message", "message": message}
     if record is not None:
         line["tool"] = record.to_json()
     return line
@@ -72,15 +123,15 @@ def message_line(message: dict[str, Any], record: ToolRecord | None = None) -> d
 
 def whole_log(session: Session) -> bytes:
     """Every line of a session (v1 conversion, fork): its history, errors and totals."""
-    lines = [header(session)]
+    lines: list[LogLine] = [header(session)]
     for message in session.history:
         call_id = message.get("tool_call_id") if message.get("role") == "tool" else None
         lines.append(message_line(message, session.tool_meta.get(str(call_id or ""))))
     if session.messages != session.history:  # a v1 file is never compacted in this sense
         log.debug("session %s: context differs from history at conversion", session.id)
-    lines += [{"type": "error", "error": error} for error in session.errors]
+    lines += [ErrorLine(type="error", error=error) for error in session.errors]
     if session.counters:  # a session that has not finished a turn has none yet
-        lines.append({"type": "totals", "counters": session.counters, "usage": session.usage})
+        lines.append(TotalsLine(type="totals", counters=session.counters, usage=session.usage))
     return b"".join(encode(line) for line in lines)
 
 
@@ -143,9 +194,9 @@ def read_log(data: bytes, path: Path) -> LogReading:
 def _apply(session: Session, record: dict[str, Any]) -> None:
     kind = record["type"]
     if kind == "message":
-        message = record["message"]
-        if not isinstance(message, dict):
+        if not isinstance(record["message"], dict):
             raise TypeError("a message is not an object")
+        message = read_back(record["message"])
         session.messages.append(message)
         session.history.append(message)
         if "tool" in record:
@@ -159,7 +210,7 @@ def _apply(session: Session, record: dict[str, Any]) -> None:
         session.messages[:] = [*session.messages[:keep], note, *session.messages[keep + drop :]]
         session.history.append(note)
     elif kind == "error":
-        session.errors.append(dict(record["error"]))
+        session.errors.append(read_back_error(dict(record["error"])))
     elif kind == "model":
         session.model = str(record["model"])
     elif kind == "totals":
@@ -204,7 +255,7 @@ class SessionLog:
         if os.fstat(self._handle.fileno()).st_size > length:
             os.ftruncate(self._handle.fileno(), length)
 
-    def append(self, records: Iterable[dict[str, Any]]) -> None:
+    def append(self, records: Iterable[LogLine]) -> None:
         """Append whole lines in one write (SIGKILL-safe once this returns)."""
         self.append_raw(b"".join(encode(record) for record in records))
 

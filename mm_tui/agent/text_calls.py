@@ -26,6 +26,7 @@ from mm_tui.agent.calls.model import (
     TextCalls,
     clean_tool_name,
 )
+from mm_tui.agent.messages import ChatRequest, ContentPart, Message, text_of
 
 __all__ = [
     "BADGE_REASONING",
@@ -91,15 +92,15 @@ def describe_tools_for_prompt(schemas: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def to_text_protocol(messages: list[dict[str, Any]], tools_text: str) -> list[dict[str, Any]]:
+def to_text_protocol(messages: list[Message], tools_text: str) -> list[Message]:
     """The history as a model without native tools reads it: calls written as <tool_call>
     blocks in the assistant's text, results as user messages in <tool_response> blocks."""
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     for message in messages:
         role = message["role"]
         if role == "system":
-            out.append({"role": "system", "content": (message.get("content") or "") + tools_text})
-        elif role == "assistant" and message.get("tool_calls"):
+            out.append({"role": "system", "content": text_of(message.get("content")) + tools_text})
+        elif role == "assistant" and (calls := message.get("tool_calls")):
             blocks = [
                 "<tool_call>\n"
                 + json.dumps(
@@ -110,18 +111,21 @@ def to_text_protocol(messages: list[dict[str, Any]], tools_text: str) -> list[di
                     ensure_ascii=False,
                 )
                 + "\n</tool_call>"
-                for call in message["tool_calls"]
+                for call in calls
             ]
-            text = "\n".join(filter(None, [message.get("content") or "", *blocks]))
+            text = "\n".join(filter(None, [text_of(message.get("content")), *blocks]))
             out.append({"role": "assistant", "content": text})
         elif role == "tool":
             block = f"<tool_response>\n{message.get('content', '')}\n</tool_response>"
             if out and out[-1]["role"] == "user" and out[-1].get("_results"):
-                out[-1]["content"] += "\n" + block
+                out[-1]["content"] = text_of(out[-1].get("content")) + "\n" + block
             else:
                 out.append({"role": "user", "content": block, "_results": True})
         else:
-            out.append({k: v for k, v in message.items() if k in ("role", "content")})
+            kept: Message = {"role": role}
+            if "content" in message:
+                kept["content"] = message["content"]
+            out.append(kept)
     for message in out:
         message.pop("_results", None)
     return out
@@ -131,7 +135,7 @@ def to_text_protocol(messages: list[dict[str, Any]], tools_text: str) -> list[di
 TOOLS_MIN_TOKENS = 300
 
 
-def tools_ignored(request: dict[str, Any], prompt_tokens: int) -> bool:
+def tools_ignored(request: ChatRequest, prompt_tokens: int) -> bool:
     """Whether a server counted the prompt as if the request had no tools: llama-server with a
     chat template that cannot render tools accepts `tools` and silently drops them.
     True when the server's count is near the conversation alone (~4 characters a token) and
@@ -143,12 +147,12 @@ def tools_ignored(request: dict[str, Any], prompt_tokens: int) -> bool:
     return messages * 0.5 <= prompt_tokens < messages + tools * 0.3
 
 
-def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def alternating(messages: list[Message]) -> list[Message]:
     """The messages with no two user (or two plain assistant) messages in a row, as chat
     templates that demand alternation need (Gemma's rejects the request otherwise): after a
     failed or interrupted turn the history holds a user message with no answer, and the next
     request would send two. Neighbours of one role are joined; the history itself is kept."""
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     for message in messages:
         previous = out[-1] if out else None
         role = message.get("role")
@@ -158,7 +162,7 @@ def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             and previous.get("role") == role
             and not previous.get("tool_calls")
         ):
-            merged = {**previous, **message}
+            merged = previous | message
             merged["content"] = _joined(previous.get("content"), message.get("content"))
             out[-1] = merged
         else:
@@ -166,9 +170,11 @@ def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _joined(first: Any, second: Any) -> Any:
+def _joined(
+    first: str | list[ContentPart] | None, second: str | list[ContentPart] | None
+) -> str | list[ContentPart] | None:
     if isinstance(first, list) or isinstance(second, list):
-        parts: list[Any] = []
+        parts: list[ContentPart] = []
         for content in (first, second):
             if isinstance(content, list):
                 parts += content

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+
+from mm_tui.agent.messages import Message
 
 #: Said once: what the reply showed, then the setting that helps on this server.
 TOOLS_IGNORED = (
@@ -115,7 +116,7 @@ def _quoted(words: str) -> str:
     return words if len(words) <= QUOTE_CHARS else f"{words[: QUOTE_CHARS - 1]}…"
 
 
-def has_tool_calls(messages: Iterable[dict[str, Any]]) -> bool:
+def has_tool_calls(messages: Iterable[Message]) -> bool:
     """Whether the conversation holds a tool call: the server passed tools at least once."""
     return any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages)
 
@@ -132,7 +133,7 @@ class ToolsIgnoredWatch:
         self.said = False
 
     def check(
-        self, text: str, messages: Iterable[dict[str, Any]], server: Callable[[], str]
+        self, text: str, messages: Iterable[Message], server: Callable[[], str]
     ) -> str | None:
         """The line to say for this reply, or None (`server` is asked only when needed)."""
         if self.said or not text or has_tool_calls(messages):

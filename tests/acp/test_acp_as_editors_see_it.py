@@ -15,7 +15,7 @@ from acp.schema import McpServerStdio
 
 from mm_tui.agent.tools.base import INTERRUPTED
 from mm_tui.replay import END_OF_REPLAY
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 from tests.faces.helpers import clean_env
 from tests.waiting import await_until

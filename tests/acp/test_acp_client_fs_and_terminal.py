@@ -10,7 +10,7 @@ from pathlib import Path
 from acp import text_block
 from acp.schema import TerminalToolCallContent
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import diffs, mm_acp, one_turn, texts
 from tests.acp.editor_client import BOTH, FS, TERMINAL, EditorClient
 

@@ -12,7 +12,7 @@ from acp import RequestError
 from acp.schema import ToolCallProgress
 
 from mm_tui.agent.session import SessionStore
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, diffs, mm_acp, prompt, texts
 from tests.waiting import await_until
 

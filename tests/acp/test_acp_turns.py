@@ -9,7 +9,7 @@ import pytest
 from acp import RequestError, text_block
 from acp.schema import PromptResponse, ToolCallStart
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, diffs, mm_acp, one_turn, texts
 
 

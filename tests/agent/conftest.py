@@ -19,7 +19,7 @@ from mm_tui.agent.events import Event, PermissionAnswer, PermissionRequest, Tool
 from mm_tui.agent.session import SessionStore
 from mm_tui.agent.tools.base import Tool, ToolContext, ToolKind, ToolResult
 from mm_tui.agent.tools.registry import ToolRegistry
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.waiting import wait_until
 
 

@@ -4,8 +4,8 @@ what happened."""
 
 from __future__ import annotations
 
-from mm_tui.agent.text_calls import alternating
-from mm_tui.scripted_server import Reply, ScriptedServer
+from mm_tui.agent.text_calls import alternating, to_text_protocol
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 
@@ -47,3 +47,22 @@ def test_neighbours_of_one_role_are_joined_and_tool_turns_are_left_alone() -> No
     assert out[1]["content"] == [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
     assert out[2] == {"role": "assistant", "content": "partial", "tool_calls": calls}
     assert messages[1] == {"role": "user", "content": "a"}  # the input is not changed
+
+
+def test_text_mode_reads_a_content_given_as_parts_as_its_text() -> None:
+    """The API allows a list of parts where a content is; text mode wrote `list + str` there
+    and raised."""
+    calls = [{"id": "c", "type": "function", "function": {"name": "x", "arguments": "{}"}}]
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": "be brief"}]},
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "calling"}],
+            "tool_calls": calls,
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "r"},
+    ]
+    out = to_text_protocol(messages, "\n## x")
+    assert out[0] == {"role": "system", "content": "be brief\n## x"}
+    assert out[2]["content"].startswith("calling\n<tool_call>\n")

@@ -9,7 +9,7 @@ import pytest
 
 from mm_tui.agent.events import Notice
 from mm_tui.agent.tools.bash import BashTool
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory
 
 LONG = "explain " + "this please " * 600

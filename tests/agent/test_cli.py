@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mm_tui.agent.session import read_session_document
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.waiting import wait_until
 
 

@@ -302,3 +302,28 @@ def test_the_bash_time_limits_default_to_the_seeds_thirty_seconds_and_ten_minute
     assert (config.bash_timeout, config.bash_timeout_max) == (90.0, 3600.0)
     alone = parse_config_text("bashTimeout: 1.5\n", Path("/p/.mm.yaml"))
     assert (alone.bash_timeout, alone.bash_timeout_max) == (1.5, 600.0)
+
+
+def test_a_bad_permission_rule_is_an_error_beside_an_lsp_section_too() -> None:
+    # The lsp section's own problems once replaced the rules' ones: the bad rule was obeyed.
+    for text in (
+        "permissions: {allow: ['bash(git *']}\n",
+        "permissions: {allow: ['bash(git *']}\nlsp: {servers: {}}\n",
+    ):
+        with pytest.raises(ConfigError) as caught:
+            parse_config_text(text, Path("/p/.mm.yaml"))
+        assert caught.value.problems == (
+            "config error in /p/.mm.yaml line 1: key 'permissions.allow': "
+            "'bash(git *' is not a rule like bash(git *) or write_file(src/**)",
+        )
+
+
+def test_the_debug_log_shows_the_settings_set_by_their_keys_never_the_api_key() -> None:
+    config = parse_config_text(
+        "baseURL: http://me:pw@h:1/v1\napiKey: sk-secret\nmaxTurns: 3\nbashTool: false\n",
+        Path("/p/.mm.yaml"),
+    )
+    assert repr(config) == (
+        "Config(baseURL='http://me:***@h:1/v1', bashTool=False, maxTurns=3, source=/p/.mm.yaml)"
+    )
+    assert repr(Config()) == "Config(source=None)"

@@ -15,7 +15,7 @@ import pytest
 
 from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
 
 UNREADABLE = '{"text" "hi" :: ]]'  # no repair reads it

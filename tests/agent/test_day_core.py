@@ -14,7 +14,7 @@ from mm_tui.agent.events import (
     ToolFinished,
     TurnSummary,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, GuardedTool
 
 

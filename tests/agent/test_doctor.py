@@ -16,7 +16,7 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import check_server, check_tools, start_command
 from mm_tui.agent.server_probe import served_context
 from mm_tui.doctor import config_findings, language_server_findings, print_findings
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.test_cli import mm
 
 

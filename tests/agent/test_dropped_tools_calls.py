@@ -14,7 +14,7 @@ from mm_tui.agent.tools.bash import BashTool
 from mm_tui.agent.tools.edit_file import EditFileTool
 from mm_tui.agent.tools.read_file import ReadFileTool
 from mm_tui.agent.tools.write_file import WriteFileTool
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory
 
 TOOLS = [BashTool(), ReadFileTool(), WriteFileTool(), EditFileTool()]

@@ -20,7 +20,7 @@ from bench.bench_corpus import (
     replay_case,
     world_cases,
 )
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.agent.conftest import assert_replays_exactly, said_in
 
 CORPUS = gathered_cases()

@@ -15,7 +15,7 @@ from mm_tui.agent.events import (
     ToolStatus,
     TurnEnded,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, EchoTool, GuardedTool, WaitTool, assert_valid_history
 
 

@@ -11,7 +11,7 @@ from mm_tui.agent.loop_detector import (
     LoopDetector,
     LoopVerdict,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 CYCLE_STOP = (

@@ -8,7 +8,7 @@ from mm_tui.agent.events import Notice, ToolFinished, ToolStatus
 from mm_tui.agent.loop_detector import LoopDetector, LoopVerdict, repeated_pattern, runaway_error
 from mm_tui.agent.session import read_session_document
 from mm_tui.agent.stream import AssembledCall
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 LOOP_NOTE = (

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench.bench_corpus import expected_calls, judge, malformed_cases, replay_case
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 CORPUS = malformed_cases()
 

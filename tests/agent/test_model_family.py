@@ -14,7 +14,7 @@ from mm_tui.agent.config.loading import parse_config_text
 from mm_tui.agent.events import Notice
 from mm_tui.agent.model_family import defaults_for, describe, family_of
 from mm_tui.doctor import run_checks
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from mm_tui.agent.model_client import Interrupted, ModelClient, ModelFault
 from mm_tui.agent.turn_signals import CancelFlag
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.acp.client import RecordingClient, one_turn
 from tests.agent.conftest import AgentFactory, assert_valid_history
 from tests.faces.helpers import mm

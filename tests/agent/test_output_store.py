@@ -15,7 +15,7 @@ from mm_tui.agent.output_store import (
     outputs_dir,
     read_full_output,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 
 def test_an_output_under_the_limit_is_kept_whole(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from mm_tui.agent.project_instructions import (
     load_project_instructions,
 )
 from mm_tui.agent.trust import trust
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 
 def test_no_agents_file_means_nothing_is_added(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.events import Event, Notice
 from mm_tui.agent.prompt_fit import FIXED_SHARE, fixed_text, short_schemas
 from mm_tui.agent.session import SessionStore
-from mm_tui.scripted_server import Reply, ScriptedServer
 from mm_tui.widgets.top_line import prompt_text
+from scripted_server import Reply, ScriptedServer
 
 #: The lead over the mainstream agents (OpenCode ~7.7k, Codex ~10k, Gemini CLI ~9.7k tokens),
 #: held as a guarantee: the default fixed prompt stays under this many tokens (estimated).

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from mm_tui.agent.prompt_reuse import reuse_of, reuse_percent
-from mm_tui.scripted_server import Reply, ScriptedServer
 from mm_tui.widgets.top_line import cache_text
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory
 
 
@@ -87,7 +87,7 @@ def test_the_prefix_stays_whole_across_a_shrunk_prompt_and_a_constrained_retry(
     from mm_tui.agent.agent import Agent
     from mm_tui.agent.config import Config
     from mm_tui.agent.session import SessionStore
-    from mm_tui.scripted_server import ToolCall
+    from scripted_server import ToolCall
     from tests.agent.test_reusable_prefix import assert_each_extends_the_last
 
     server = scripted_server_factory("llamacpp")

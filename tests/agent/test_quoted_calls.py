@@ -19,7 +19,7 @@ from bench.bench_corpus import (
     replay_case,
     world_cases,
 )
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.agent.conftest import assert_replays_exactly, said_in
 
 CORPUS = quoted_cases()

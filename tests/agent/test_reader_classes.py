@@ -13,7 +13,7 @@ import pytest
 from mm_tui.agent.calls import read_calls
 from mm_tui.agent.calls.model import BADGE_REASONING
 from mm_tui.agent.events import ToolStarted
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 TOOLS = {"bash", "get_weather", "search", "python", "html"}

@@ -11,7 +11,7 @@ import pytest
 from mm_tui.agent.calls import CUT_REASON, read_calls
 from mm_tui.agent.events import Notice, ToolFinished, TurnEnded
 from mm_tui.agent.tools.read_file import ReadFileTool
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory, EchoTool, assert_valid_history
 
 TOOLS = {"bash", "read_file", "get_weather"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
 
 

@@ -18,7 +18,7 @@ from mm_tui.agent.session import SessionBusy, SessionStore, read_session_documen
 from mm_tui.agent.session_data import Session
 from mm_tui.agent.session_log import TORN_LAST_LINE, message_line
 from mm_tui.replay import Pace, load_replay
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 WRITER = textwrap.dedent(

@@ -10,7 +10,7 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.events import Event, TextDelta
 from mm_tui.agent.session import SessionStore, read_session_document
 from mm_tui.agent.tools.registry import ToolRegistry
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, EchoTool, assert_valid_history
 
 

@@ -9,7 +9,7 @@ from mm_tui.agent.context import discover_context_window
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted, ToolStatus
 from mm_tui.agent.session import SessionStore, read_session_document
 from mm_tui.agent.text_calls import extract_text_calls
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 

@@ -10,7 +10,7 @@ from mm_tui.agent.events import ToolKind, ToolStatus, TurnSummary
 from mm_tui.agent.session import Session, SessionStore, read_session_document
 from mm_tui.agent.tool_record import ToolRecord
 from mm_tui.replay import Pace, session_events
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
 
 

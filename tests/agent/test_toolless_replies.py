@@ -13,7 +13,7 @@ import yaml
 from mm_tui.agent.events import Notice
 from mm_tui.agent.toolless_reply import toolless_sign
 from mm_tui.agent.tools.bash import BashTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
 
 CASES = yaml.safe_load(

@@ -14,7 +14,7 @@ import pytest
 
 from mm_tui.agent.config import load_config
 from mm_tui.agent.trust import trust
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 HOSTILE = (
     "model: from-project\n"

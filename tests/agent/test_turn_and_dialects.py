@@ -19,7 +19,7 @@ from mm_tui.agent.events import (
     ToolStatus,
     TurnSummary,
 )
-from mm_tui.scripted_server import DIALECTS, Reply, ScriptedServer, ToolCall
+from scripted_server import DIALECTS, Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 CALLS = [ToolCall("echo", {"text": "first"}), ToolCall("echo", {"text": "second ✓"})]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench.bench_corpus import replay_case, world_cases
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.agent.conftest import assert_replays_exactly
 
 CORPUS = world_cases()

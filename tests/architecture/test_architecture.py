@@ -31,8 +31,12 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
 LOGGING_NAMES = {"log", "logger", "logging", "_log", "LOG"}
 
 
+#: The scripted server sits beside the package (not installed) and keeps its house rules.
+SCRIPTED_SERVER = PACKAGE.parent / "scripted_server"
+
+
 def _modules() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    return sorted([*PACKAGE.rglob("*.py"), *SCRIPTED_SERVER.rglob("*.py")])
 
 
 def _strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.helpers import mm
 
 

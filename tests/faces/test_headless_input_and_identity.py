@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.piped_input import STDIN_LIMIT, WAITING_HINT
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.helpers import clean_env
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import literal
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.helpers import mm
 
 ANSWER_WITH_ESCAPES = "Done \x1b]0;PWNED\x07\x1b[41mred\x9b2J é ✓"

@@ -14,7 +14,7 @@ from pathlib import Path
 from mm_tui.agent.events import ToolFinished, ToolStarted, ToolStatus
 from mm_tui.faces.seed_display import SeedDisplay, call_header, preview
 from mm_tui.faces.terminal import TerminalWriter, wants_colour
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.helpers import clean_env, mm, tmux_server
 from tests.waiting import wait_until
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.faces.browser import chromium_page
 from tests.faces.helpers import clean_env
 from tests.waiting import wait_until

@@ -17,7 +17,7 @@ from mm_tui.agent.tools.bash import BashTool
 from mm_tui.agent.tools.edit_file import EditFileTool
 from mm_tui.agent.tools.read_skill import ReadSkillTool
 from mm_tui.agent.tools.write_file import WriteFileTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 from tests.agent.test_interrupt_and_permissions import run_in_thread
 

@@ -17,7 +17,7 @@ from mm_tui.agent.stream_bounds import (
     REASONING_NOTE,
     SAME_CHUNK_LIMIT,
 )
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall, wire
+from scripted_server import Reply, ScriptedServer, ToolCall, wire
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 STOPPED = "— generation stopped; rephrase the request, or try another model]"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 from tests.tmux_session import mm_tui_command, wait_for_screen
 from tests.waiting import wait_until
 

@@ -14,9 +14,9 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.session import read_session_document
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import assert_valid_history
 from tests.faults.test_model_faults import FAULTS, POINTS
 from tests.window.conftest import send, wait_for

@@ -18,7 +18,7 @@ from mm_tui.agent.tools.base import ToolContext, ToolResult
 from mm_tui.agent.tools.edit_file import EditFileTool
 from mm_tui.agent.tools.read_file import ReadFileTool
 from mm_tui.agent.tools.write_file import WriteFileTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
 from tests.waiting import holds_within
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 HOSTILE_TEXT = (

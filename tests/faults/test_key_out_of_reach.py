@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.bash import BashTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.tmux_session import wait_for_screen
 from tests.waiting import wait_until
 

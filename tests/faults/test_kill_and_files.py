@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mm_tui.agent.session import read_session_document
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import assert_valid_history
 from tests.waiting import wait_until
 

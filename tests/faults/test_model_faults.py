@@ -7,7 +7,7 @@ import pytest
 
 from mm_tui.agent.events import Notice, ToolFinished
 from mm_tui.agent.session import read_session_document
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 ECHO = ToolCall("echo", {"text": "a fairly long argument so the stream is cut inside it"})

@@ -25,7 +25,7 @@ import pytest
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.tools.base import ToolContext
 from mm_tui.agent.tools.bash import PROCESS_LIMIT_LINE, BashTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.waiting import holds_within, wait_until
 
 pytestmark = pytest.mark.timeout(120)

@@ -10,7 +10,7 @@ import pytest
 
 from mm_tui.agent.events import Notice, ToolFinished, Usage
 from mm_tui.agent.session import read_session_document
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 
 #: case -> a `usage` object a broken or hostile server might send

@@ -21,7 +21,7 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest, ToolFinished, ToolStatus
 from mm_tui.agent.rules import Effect, RuleSet, Subject
 from mm_tui.agent.tools.bash import BashTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, Recorder
 from tests.faults.test_what_you_approve import answer_each
 

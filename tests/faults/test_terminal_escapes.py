@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.tmux_session import wait_for_screen
 
 EVIL = "\\033]0;PWNED-TITLE\\007\\033]52;c;cHduZWQtY2xpcGJvYXJk\\007\\033[41;97mSTILL-RED"

@@ -24,8 +24,8 @@ from mm_tui.agent.config import Config, ConfigError, parse_config_text
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted
 from mm_tui.agent.model_client import ModelFault, sse_chunks
 from mm_tui.agent.tools.registry import build_registry
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import LINE_CHARS, literal, one_line, quoted
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, assert_valid_history
 from tests.tmux_session import mm_tui_command, wait_for_screen
 from tests.waiting import wait_until

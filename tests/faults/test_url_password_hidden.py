@@ -12,9 +12,9 @@ import pytest
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import Notice
 from mm_tui.agent.server_check import check_server
-from mm_tui.scripted_server import Reply, ScriptedServer
 from mm_tui.support import debug_log
 from mm_tui.support.url_text import shown_url
+from scripted_server import Reply, ScriptedServer
 from tests.agent.conftest import AgentFactory
 
 PASSWORD = "hunter2-base-url-password"

@@ -24,8 +24,8 @@ from mm_tui.agent.tools.bash import BashTool
 from mm_tui.agent.tools.paths import PathProblem, resolve_path
 from mm_tui.agent.tools.read_file import ReadFileTool
 from mm_tui.agent.tools.write_file import WriteFileTool
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.support.terminal_text import visible, visible_parts
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory, Recorder, assert_valid_history
 from tests.waiting import holds_within
 

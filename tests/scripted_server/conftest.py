@@ -10,7 +10,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionChunk
 
-from mm_tui.scripted_server import ScriptedServer
+from scripted_server import ScriptedServer
 
 USER_MESSAGES = [{"role": "user", "content": "hi"}]
 

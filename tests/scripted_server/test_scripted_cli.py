@@ -1,4 +1,4 @@
-"""The by-hand entry point: `python -m mm_tui.scripted_server SCRIPT`, run as a real process."""
+"""The by-hand entry point: `python -m scripted_server SCRIPT`, run as a real process."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 import openai
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptError, ToolCall, load_script
+from scripted_server import Reply, ScriptError, ToolCall, load_script
 
-DEMO = Path(__file__).parents[2] / "mm_tui" / "scripted_server" / "examples" / "demo.yaml"
+DEMO = Path(__file__).parents[2] / "scripted_server" / "examples" / "demo.yaml"
 
 
 def start_cli(*arguments: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "mm_tui.scripted_server", *arguments],
+        [sys.executable, "-m", "scripted_server", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from mm_tui.scripted_server import DIALECTS, Reply, ToolCall
+from scripted_server import DIALECTS, Reply, ToolCall
 
 REASONING_FIELD = {
     "openai": "reasoning_content",

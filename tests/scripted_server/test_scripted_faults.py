@@ -10,7 +10,7 @@ import json
 import openai
 import pytest
 
-from mm_tui.scripted_server import Reply
+from scripted_server import Reply
 
 TEXT = "The first half of this answer arrives, the second half never does."
 

@@ -12,8 +12,8 @@ from typing import Any
 import openai
 import pytest
 
-from mm_tui.scripted_server import Reply, ScriptedServer
-from mm_tui.scripted_server.grammar import violation
+from scripted_server import Reply, ScriptedServer
+from scripted_server.grammar import violation
 
 SCHEMA = {
     "type": "object",

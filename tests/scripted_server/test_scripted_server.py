@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from mm_tui.scripted_server import SCRIPT_EXHAUSTED_TEXT, Reply, ScriptedServer, ToolCall
+from scripted_server import SCRIPT_EXHAUSTED_TEXT, Reply, ScriptedServer, ToolCall
 
 
 def http_json(server: ScriptedServer, method: str, path: str, body: object = None):

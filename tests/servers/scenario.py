@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mm_tui.scripted_server import Reply, ToolCall
+from scripted_server import Reply, ToolCall
 from tests.servers.zoo import Emulator
 
 NOTES = "the answer is 42\n"

@@ -7,7 +7,7 @@ and KoboldCpp 1.76 writes the string "null" there on every chunk."""
 from __future__ import annotations
 
 from mm_tui.agent.events import Notice
-from mm_tui.scripted_server import Reply
+from scripted_server import Reply
 from tests.agent.conftest import AgentFactory, assert_valid_history
 from tests.servers.zoo import Emulator
 

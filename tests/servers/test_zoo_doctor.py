@@ -13,7 +13,7 @@ from pathlib import Path
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import discover_context_window
 from mm_tui.doctor import print_findings, run_checks
-from mm_tui.scripted_server import Reply, ToolCall
+from scripted_server import Reply, ToolCall
 from tests.servers.zoo import Emulator
 
 NOT_SAID = "context served: the server does not say"

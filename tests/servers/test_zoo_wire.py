@@ -9,7 +9,7 @@ import json
 import socket
 from typing import Any
 
-from mm_tui.scripted_server import Reply, ToolCall
+from scripted_server import Reply, ToolCall
 from tests.servers.zoo import Emulator
 
 #: name: (status line's version, framing, the body's last bytes)

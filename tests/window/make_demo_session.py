@@ -21,7 +21,7 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.events import PermissionAnswer, PermissionRequest
 from mm_tui.agent.session import SessionStore, read_session_document
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 DEMO = Path(__file__).resolve().parents[2] / "mm_tui" / "demo" / "demo.json"
 SHOWN_CWD = "/home/dev/greeter"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply
 from mm_tui.widgets.prompt import BLINKS_AFTER_INPUT, PromptInput
+from scripted_server import Reply
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import turn_over
 

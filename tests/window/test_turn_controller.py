@@ -27,7 +27,6 @@ from mm_tui.agent.events import (
 from mm_tui.agent.model_client import ModelFault
 from mm_tui.agent.port import PermissionState, TopLineView
 from mm_tui.replay import END_OF_REPLAY, Pace, demo_path, load_replay
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from mm_tui.window.commands import SlashCommands
 from mm_tui.window.event_bridge import TurnWorkerDone, WindowEvent
 from mm_tui.window.ports import config_view
@@ -39,6 +38,7 @@ from mm_tui.window.replay_source import (
 )
 from mm_tui.window.settings_intents import YOLO_OFF, YOLO_ON
 from mm_tui.window.turns import AGENT_NOT_READY, TURN_RUNNING, TurnController
+from scripted_server import Reply, ScriptedServer, ToolCall
 
 WAIT = 10.0
 

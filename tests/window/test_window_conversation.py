@@ -10,12 +10,12 @@ import pytest
 
 from mm_tui.agent.events import WAITING_FOR_ANSWER, ToolStatus
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.status_line import StatusLine
+from scripted_server import Reply, ToolCall
 from tests.waiting import wait_until
 from tests.window.conftest import agent_of, answer, send, wait_for
 

@@ -14,12 +14,12 @@ from textual import events
 
 from mm_tui.agent.events import ToolStarted
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.widgets.file_picker import FilePicker
 from mm_tui.widgets.output_viewer import OutputViewer
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.tool_row import ToolRow
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import play, send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
 

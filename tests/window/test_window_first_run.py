@@ -12,10 +12,10 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.agent.server_check import Finding, FirstRunCheck, first_run_check
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ScriptedServer
 from mm_tui.widgets.first_run import HINTS, FirstRunPanel
 from mm_tui.widgets.top_line import TopLine
 from mm_tui.window.ports import live_factory
+from scripted_server import Reply, ScriptedServer
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import turn_over
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.status_line import QueuedMessages, StatusLine
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import send, settle, wait_for
 from tests.window.test_window_conversation import notices, turn_over
 

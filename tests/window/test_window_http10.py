@@ -11,7 +11,7 @@ import pytest
 from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
+from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.test_model_transport import TEXT, relay
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import answers, notices, turn_over

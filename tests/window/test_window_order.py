@@ -21,10 +21,10 @@ from mm_tui.agent.events import (
     TurnSummary,
 )
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.window import event_bridge as notes
+from scripted_server import Reply
 from tests.waiting import await_until
 from tests.window.conftest import play, wait_for
 from tests.window.test_window_conversation import turn_over

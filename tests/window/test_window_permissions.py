@@ -11,9 +11,9 @@ import pytest
 
 from mm_tui.agent.config import Config, load_config
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.pickers import GrantsScreen
 from mm_tui.window.ports import live_factory
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import agent_of, answer, send, wait_for
 
 pytestmark = pytest.mark.anyio

@@ -9,12 +9,12 @@ import pytest
 
 from mm_tui.agent.config import Config
 from mm_tui.lsp.spec import LspServerSpec
-from mm_tui.scripted_server import Reply
 from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.widgets.help_screen import HelpScreen
 from mm_tui.widgets.pickers import ModelPicker
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.slash_menu import SlashMenu
+from scripted_server import Reply
 from tests.window.conftest import agent_of, play, send, settle, wait_for
 from tests.window.window_scenes import finished_rows_in_every_status
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from textual.widgets import Static
 
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.output_log import DiffLog
 from mm_tui.widgets.permission import PermissionQuestion, RejectionReason
 from mm_tui.widgets.prompt import PromptInput
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import agent_of, answer, send, wait_for
 
 pytestmark = pytest.mark.anyio

@@ -22,7 +22,6 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.events import ToolStatus
 from mm_tui.app import MMApp
 from mm_tui.replay import END_OF_REPLAY, Pace, Replay
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import NoticeLine, SummaryLine, UserMessage
 from mm_tui.widgets.tool_row import ToolRow
@@ -30,6 +29,7 @@ from mm_tui.widgets.top_line import short_count
 from mm_tui.widgets.transcript import LIVE_MOST, OPEN_MOUNTED, REVIVE_BATCH
 from mm_tui.window.ports import live_factory
 from mm_tui.window.replay_source import replay_factory
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import FIXED_CWD, send, settle, wait_for
 
 pytestmark = pytest.mark.anyio

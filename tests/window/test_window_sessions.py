@@ -24,9 +24,9 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.session import SessionStore, sessions_dir
 from mm_tui.agent.session_index import SessionInfo
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply
 from mm_tui.widgets.blocks import NoticeLine, UserMessage
 from mm_tui.widgets.session_picker import SessionPicker, human_size, session_line
+from scripted_server import Reply
 from tests.window.conftest import send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
 

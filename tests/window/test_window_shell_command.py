@@ -15,10 +15,10 @@ import pytest
 from mm_tui.agent.events import ToolStatus
 from mm_tui.agent.shell_commands import ATTACHED
 from mm_tui.app import MMApp
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.tool_row import ToolRow
 from mm_tui.window.turns import SHELL_USAGE
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import answer, send, settle, wait_for
 from tests.window.test_window_conversation import notices, turn_over
 

@@ -19,7 +19,6 @@ from mm_tui.agent.config import Config
 from mm_tui.agent.port import AgentPort
 from mm_tui.app import MMApp
 from mm_tui.app_parts.start import collector_paused
-from mm_tui.scripted_server import Reply
 from mm_tui.support.collector import YOUNG_COLLECTION
 from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
@@ -27,6 +26,7 @@ from mm_tui.widgets.keys_footer import KeysFooter
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.status_line import QueuedMessages
 from mm_tui.window.ports import PortFactory, live_factory
+from scripted_server import Reply
 from tests.window.conftest import FIXED_CWD, send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
 

@@ -15,9 +15,9 @@ from mm_tui.agent.config import Config, load_config
 from mm_tui.agent.trust_question import trust_question
 from mm_tui.app import MMApp
 from mm_tui.launch import build_app
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.permission import PermissionQuestion
 from mm_tui.widgets.trust_screen import TrustScreen
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import answer, send, wait_for
 
 pytestmark = pytest.mark.anyio

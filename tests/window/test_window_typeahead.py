@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from mm_tui.scripted_server import Reply, ScriptedServer
+from scripted_server import Reply, ScriptedServer
 from tests.tmux_session import mm_tui_command, wait_for_screen
 from tests.waiting import wait_until
 

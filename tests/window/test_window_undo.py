@@ -20,9 +20,9 @@ from mm_tui.agent.agent import Agent
 from mm_tui.agent.config import Config
 from mm_tui.app import MMApp
 from mm_tui.lsp.defaults import PYLSP
-from mm_tui.scripted_server import Reply, ToolCall
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.window.undo_lines import BACK_IN_PROMPT, NOTHING_TO_UNDO
+from scripted_server import Reply, ToolCall
 from tests.window.conftest import send, settle, wait_for
 from tests.window.test_window_conversation import notices, turn_over
 

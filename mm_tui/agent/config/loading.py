@@ -6,6 +6,7 @@ its keys are checked in `validation`, imported only when there is a file to chec
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from collections.abc import Mapping
@@ -13,9 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mm_tui.agent.config.model import Config, ConfigError
+from mm_tui.agent.config.model import Config, ConfigError, settings
 from mm_tui.support.paths import config_dir
 from mm_tui.support.secret_env import person_environment
+
+log = logging.getLogger(__name__)
 
 #: A config file is a few hundred bytes; anything past this is not one (and is not parsed).
 MAX_CONFIG_BYTES = 256 * 1024
@@ -63,7 +66,9 @@ def load_config(
         from_env["model"] = env["MM_MODEL"]
     config = replace(config, **from_env)
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
-    return replace(config, **flags)
+    config = replace(config, **flags)
+    log.debug("settings in effect: %r", config)  # its repr leaves the API key out
+    return config
 
 
 def _obeyed_if_trusted(
@@ -99,9 +104,7 @@ def _lifts(config: Config, fallback: Config, name: str) -> bool:
 #: Window preferences (YAML key -> Config field) that follow the person from project to
 #: project: a file that does not set one takes it from the user's own config.
 PREFERENCES: dict[str, str] = {
-    "theme": "theme",
-    "keymap": "keymap",
-    "notifications": "notifications",
+    declared.key: name for name, declared in settings() if declared.preference
 }
 
 

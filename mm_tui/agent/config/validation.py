@@ -1,8 +1,9 @@
 """From YAML text to a `Config`, reporting every problem of the file at once (SPEC §2).
 
-The structs in `schema` say what is allowed; msgspec checks each key's value against its
-type (strictly: `extensions: .py` is a string, not a list, and is refused). Keys are checked
-one by one so that every mistake gets its own line with the file, the line and the key.
+`schema.file_types` says what each key allows, derived from the settings `Config` declares;
+msgspec checks each key's value against its type (strictly: `extensions: .py` is a string,
+not a list, and is refused). Keys are checked one by one so that every mistake gets its own
+line with the file, the line and the key, in the words written beside its type.
 """
 
 from __future__ import annotations
@@ -13,22 +14,25 @@ from pathlib import Path
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
+import yaml
 
-from mm_tui.agent.config.model import Config, ConfigError, KeyChoice, Notifications
+from mm_tui.agent.config.model import (
+    Config,
+    ConfigError,
+    KeyChoice,
+    Notifications,
+    settings,
+    shown,
+)
 from mm_tui.agent.config.schema import (
-    EXPECTED,
-    IN_RANGE,
-    ConfigFile,
     LspSection,
     NotificationsSection,
     PermissionRules,
+    file_types,
 )
 from mm_tui.agent.config.yaml_source import Problem, YamlProblem, key_line, load_yaml
 from mm_tui.agent.rules import RuleError, parse_rule
 from mm_tui.lsp.spec import LspServerSpec
-
-#: A value longer than this is shortened in an error line (a line never quotes a huge value).
-SHOWN_CHARS = 60
 
 
 def validate_config_text(text: str, path: Path) -> Config:
@@ -43,11 +47,11 @@ def validate_config_text(text: str, path: Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"config error in {path} line 1: expected a mapping of keys (key: value)")
     checker = _Checker(root)
-    checker.check_struct(data, ConfigFile, (), ())
+    checker.check_file(data)
     problems += checker.problems
     config = Config(source=path)
     if not problems:
-        config, more = _build(msgspec.convert(data, ConfigFile), path, root)
+        config, more = _build(data, path, root)
         config = replace(config, file_keys=frozenset(k for k in data if isinstance(k, str)))
         problems += more
     if problems:
@@ -63,30 +67,28 @@ def _phrase(path: Path, problem: Problem) -> str:
     return f"config error in {path}{where}:{key} {problem.message}"
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS - 1]}…"
-
-
 class _Checker:
-    """Walks the data beside the structs; nested structs are checked key by key too."""
+    """Walks the data beside the types; nested structs are checked key by key too."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: yaml.Node | None) -> None:
         self.root = root
         self.problems: list[Problem] = []
 
     def add(self, key: tuple[str, ...], message: str) -> None:
         self.problems.append(Problem(key_line(self.root, key), key, message))
 
-    def expected(self, key: tuple[str, ...], pattern: tuple[str, ...], value: object) -> None:
-        self.add(key, f"expected {EXPECTED['.'.join(pattern)]}, got {_shown(value)}")
+    def check_file(self, data: dict[Any, Any]) -> None:
+        """The top level: every key a setting's, its value of the setting's type."""
+        known = file_types()
+        in_range = {declared.key: declared.in_range for _, declared in settings()}
+        for key, value in data.items():
+            if not isinstance(key, str) or key not in known:
+                self.add((str(key),), f"unknown key (known keys: {', '.join(known)})")
+                continue
+            self.check_value(value, known[key], (key,), in_range[key])
 
     def check_struct(
-        self,
-        data: dict[Any, Any],
-        struct: type[msgspec.Struct],
-        path: tuple[str, ...],
-        pattern: tuple[str, ...],
+        self, data: dict[Any, Any], struct: type[msgspec.Struct], path: tuple[str, ...]
     ) -> None:
         fields = {f.encode_name: f for f in msgspec.structs.fields(struct)}
         for key, value in data.items():
@@ -95,41 +97,57 @@ class _Checker:
                 known = ", ".join(fields)
                 self.add((*path, str(key)), f"unknown key (known keys: {known})")
                 continue
-            self.check_value(value, info.type, (*path, key), (*pattern, key))
+            self.check_value(value, info.type, (*path, key))
         for name, info in fields.items():
             if info.required and name not in data:
-                self.add((*path, name), f"missing: expected {EXPECTED['.'.join((*pattern, name))]}")
+                self.add((*path, name), f"missing: expected {_words(info.type)}")
 
     def check_value(
-        self, value: object, tp: Any, path: tuple[str, ...], pattern: tuple[str, ...]
+        self, value: object, tp: Any, path: tuple[str, ...], in_range: str | None = None
     ) -> None:
-        struct = _member(tp, lambda t: isinstance(t, type) and issubclass(t, msgspec.Struct))
+        members = _members(tp)
+        struct = next((m for m in members if isinstance(m, type) and issubclass(m, msgspec.Struct)), None)  # fmt: skip
         if struct is not None and isinstance(value, dict):
-            self.check_struct(value, struct, path, pattern)
+            self.check_struct(value, struct, path)
             return
-        table = _member(tp, lambda t: get_origin(t) is dict)
+        table = next((m for m in members if get_origin(m) is dict), None)
         if table is not None and isinstance(value, dict):
             _, entry_type = get_args(table)
             for name, entry in value.items():
                 if not isinstance(name, str):
                     self.add((*path, str(name)), "expected a name (a string)")
                 else:
-                    self.check_value(entry, entry_type, (*path, name), (*pattern, "*"))
+                    self.check_value(entry, entry_type, (*path, name))
             return
         try:
             msgspec.convert(value, tp)
         except msgspec.ValidationError:
-            dotted = ".".join(pattern)
-            if dotted in IN_RANGE and _fits_without_bounds(value, tp):
-                self.add(path, f"expected {IN_RANGE[dotted]}, got {_shown(value)}")
+            if in_range is not None and _fits_without_bounds(value, tp):
+                self.add(path, f"expected {in_range}, got {shown(value)}")
             else:
-                self.expected(path, pattern, value)
+                self.add(path, f"expected {_words(tp)}, got {shown(value)}")
 
 
-def _member(tp: Any, test: Any) -> Any:
-    """The first member of a union (or the type itself) that passes `test`, else None."""
-    members = get_args(tp) if get_origin(tp) in (Union, types.UnionType) else (tp,)
-    return next((m for m in members if test(m)), None)
+def _members(tp: Any) -> list[Any]:
+    """The types a value of `tp` may be: its union's members, each without `Annotated`."""
+    if get_origin(tp) is Annotated:
+        return _members(get_args(tp)[0])
+    if get_origin(tp) in (Union, types.UnionType):
+        return [m for member in get_args(tp) for m in _members(member)]
+    return [tp]
+
+
+def _words(tp: Any) -> str:
+    """The description written beside `tp` (or beside the first member of its union that has
+    one): what a value of it is, in the person's words."""
+    if get_origin(tp) is Annotated:
+        described = [m.description for m in tp.__metadata__ if isinstance(m, msgspec.Meta)]
+        if any(described):
+            return next(d for d in described if d)
+        return _words(get_args(tp)[0])
+    if get_origin(tp) in (Union, types.UnionType):
+        return next((w for m in get_args(tp) if (w := _words(m))), "")
+    return ""
 
 
 def _without_bounds(tp: Any) -> Any:
@@ -150,42 +168,45 @@ def _fits_without_bounds(value: object, tp: Any) -> bool:
     return True
 
 
-def _build(file: ConfigFile, path: Path, root: Any) -> tuple[Config, list[Problem]]:
+def _build(
+    data: dict[str, Any], path: Path, root: yaml.Node | None
+) -> tuple[Config, list[Problem]]:
     """The `Config` of a file whose keys all passed; cross-key rules checked here."""
+    known = file_types()
     values: dict[str, Any] = {}
-    for info in msgspec.structs.fields(ConfigFile):
-        value = getattr(file, info.name)
-        if value is not msgspec.UNSET and value is not None:
-            values[info.name] = value
     problems: list[Problem] = []
-    rules = values.get("permissions")
-    if isinstance(rules, PermissionRules):
-        values["permissions"] = "ask"
-        for effect in ("allow", "ask", "deny"):
-            texts = tuple(getattr(rules, effect))
-            problems += _rule_problems(texts, ("permissions", effect), root)
-            values[f"{effect}_rules"] = texts
-    if "scrub_env" in values:
-        values["scrub_env"] = tuple(values["scrub_env"])
-    if "keymap" in values:
-        keymap: dict[str, str] = values["keymap"]
-        values["keymap"] = tuple(
-            KeyChoice(name, keys, key_line(root, ("keymap", name))) for name, keys in keymap.items()
-        )
-    notify = values.get("notifications")
-    if isinstance(notify, bool):
-        values["notifications"] = Notifications() if notify else Notifications(False, "off")
-    elif isinstance(notify, NotificationsSection):
-        values["notifications"] = Notifications(notify.bell, notify.desktop)
+    for name, declared in settings():
+        if declared.key not in data:
+            continue
+        value = msgspec.convert(data[declared.key], known[declared.key])
+        if declared.key == "lsp" and value is None:  # `lsp:` left empty: no servers
+            values[name] = ()
+        elif value is None:
+            continue
+        elif declared.key == "permissions" and isinstance(value, PermissionRules):
+            for effect in ("allow", "ask", "deny"):
+                texts = tuple(getattr(value, effect))
+                problems += _rule_problems(texts, ("permissions", effect), root)
+                values[f"{effect}_rules"] = texts
+        elif isinstance(value, LspSection):
+            values[name], more = _lsp_specs(value, root)
+            problems += more
+        elif declared.key == "keymap":
+            values[name] = tuple(
+                KeyChoice(binding, keys, key_line(root, ("keymap", binding)))
+                for binding, keys in value.items()
+            )
+        elif isinstance(value, bool) and declared.key == "notifications":
+            values[name] = Notifications() if value else Notifications(False, "off")
+        elif isinstance(value, NotificationsSection):
+            values[name] = Notifications(value.bell, value.desktop)
+        else:
+            values[name] = value
     problems += _timeout_problems(values, root)
-    section = values.pop("lsp_servers", None)
-    if section is not None or file.lsp_servers is None:  # `lsp:` left empty: no servers
-        specs, problems = _lsp_specs(section, root)
-        values["lsp_servers"] = specs
     return replace(Config(source=path), **values), problems
 
 
-def _timeout_problems(values: dict[str, Any], root: Any) -> list[Problem]:
+def _timeout_problems(values: dict[str, Any], root: yaml.Node | None) -> list[Problem]:
     """A ceiling below the default limit would let no call ask for more: said, not bent."""
     ceiling = values.get("bash_timeout_max")
     default = values.get("bash_timeout", Config.bash_timeout)
@@ -199,7 +220,9 @@ def _timeout_problems(values: dict[str, Any], root: Any) -> list[Problem]:
     return [Problem(key_line(root, key), key, message)]
 
 
-def _rule_problems(texts: tuple[str, ...], key: tuple[str, ...], root: Any) -> list[Problem]:
+def _rule_problems(
+    texts: tuple[str, ...], key: tuple[str, ...], root: yaml.Node | None
+) -> list[Problem]:
     """A rule that cannot be read is a config error on its list's line."""
     problems: list[Problem] = []
     for text in texts:
@@ -211,13 +234,13 @@ def _rule_problems(texts: tuple[str, ...], key: tuple[str, ...], root: Any) -> l
 
 
 def _lsp_specs(
-    section: LspSection | None, root: Any
+    section: LspSection, root: yaml.Node | None
 ) -> tuple[tuple[LspServerSpec, ...], list[Problem]]:
     """Server specs with extensions normalised (`py` -> `.py`); one server per extension."""
     specs: list[LspServerSpec] = []
     problems: list[Problem] = []
     owner: dict[str, str] = {}
-    for name, entry in ((section.servers if section else None) or {}).items():
+    for name, entry in (section.servers or {}).items():
         extensions = tuple(e if e.startswith(".") else f".{e}" for e in entry.extensions)
         for ext in extensions:
             if ext in owner:

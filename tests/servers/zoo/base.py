@@ -21,8 +21,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from mm_tui.scripted_server import Reply, ToolCall
-from mm_tui.scripted_server.http_base import QuietHandler, TrackedHTTPServer
+from scripted_server import Reply, ToolCall
+from scripted_server.http_base import QuietHandler, TrackedHTTPServer
 
 Framing = Literal["chunked", "close"]
 #: (status, body, content type, reason phrase or None for the standard one).

@@ -30,7 +30,7 @@ import json
 import time
 from typing import Any
 
-from mm_tui.scripted_server import Reply
+from scripted_server import Reply
 from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
 
 CORS = (("access-control-allow-origin", "*"), ("access-control-allow-methods", "*"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mm_tui.scripted_server import Reply
+from scripted_server import Reply
 from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
 
 

@@ -5,7 +5,7 @@ Follows lmstudio-ai/docs `1_developer/2_rest/endpoints.mdx` (the v0 REST API:
 `GET /api/v0/models` with `state`, `max_context_length`, `loaded_context_length`) and
 `1_developer/openai-compat` (`GET /v1/models`, `POST /v1/chat/completions`, port 1234); the
 stream shape recorded in lmstudio-bug-tracker #649 and #378, which the scripted server's
-`lmstudio` dialect plays (`mm_tui/scripted_server/wire.py`): deltas repeat
+`lmstudio` dialect plays (`scripted_server/wire.py`): deltas repeat
 `"role": "assistant"`, `logprobs: null`; a tool call's later fragments carry `"id": ""` and
 `"function": {"name": "", "arguments": ...}`; usage with `include_usage` in a last chunk with
 `choices: []`. Express: HTTP/1.1 keep-alive, the stream chunked. Errors `{"error": "..."}`, a
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mm_tui.scripted_server import Reply
-from mm_tui.scripted_server.wire import DIALECT_TRAITS, ChunkBuilder, ReplyContext
+from scripted_server import Reply
+from scripted_server.wire import DIALECT_TRAITS, ChunkBuilder, ReplyContext
 from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, sse
 
 

@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Any
 
-from mm_tui.scripted_server import Reply
+from scripted_server import Reply
 from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
 
 

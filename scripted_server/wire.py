@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mm_tui.scripted_server.script import Reply
+from scripted_server.script import Reply
 
 #: Chunks an `endless_*` fault sends at most (a client that never cuts still sees an end).
 ENDLESS_CAP = 2_000_000

@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
-from mm_tui.scripted_server.grammar import REFUSAL, GrammarMode, held_to, schema_of
-from mm_tui.scripted_server.http_base import QuietHandler, TrackedHTTPServer
-from mm_tui.scripted_server.script import DIALECTS, Reply, ScriptError
-from mm_tui.scripted_server.side_routes import OLLAMA_VERSION, answer_get, answer_post
-from mm_tui.scripted_server.wire import (
+from scripted_server.grammar import REFUSAL, GrammarMode, held_to, schema_of
+from scripted_server.http_base import QuietHandler, TrackedHTTPServer
+from scripted_server.script import DIALECTS, Reply, ScriptError
+from scripted_server.side_routes import OLLAMA_VERSION, answer_get, answer_post
+from scripted_server.wire import (
     DIALECT_TRAITS,
     ChunkBuilder,
     ReplyContext,

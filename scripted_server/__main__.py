@@ -1,4 +1,4 @@
-"""By hand: `python -m mm_tui.scripted_server SCRIPT [--port 8765] [--dialect openai]`.
+"""By hand: `python -m scripted_server SCRIPT [--port 8765] [--dialect openai]`.
 
 Prints the base URL on one line, then serves the script until Ctrl+C (or SIGTERM).
 """
@@ -10,13 +10,13 @@ import signal
 import sys
 import threading
 
-from mm_tui.scripted_server.script import DIALECTS, ScriptError, load_script
-from mm_tui.scripted_server.server import ScriptedServer
+from scripted_server.script import DIALECTS, ScriptError, load_script
+from scripted_server.server import ScriptedServer
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m mm_tui.scripted_server",
+        prog="python -m scripted_server",
         description="Serve scripted replies through an OpenAI-compatible chat API.",
     )
     parser.add_argument("script", help="JSON or YAML file: a list of replies")

@@ -1,6 +1,6 @@
 """A scripted OpenAI-compatible model server for tests, benchmarks and demos.
 
-    from mm_tui.scripted_server import ScriptedServer, Reply, ToolCall
+    from scripted_server import ScriptedServer, Reply, ToolCall
 
     with ScriptedServer(dialect="openai") as server:       # 127.0.0.1, any free port
         server.enqueue(Reply(text="Hello **world**"))
@@ -52,7 +52,7 @@ Reply makes a retry immediate.
 
 from __future__ import annotations
 
-from mm_tui.scripted_server.script import (
+from scripted_server.script import (
     DIALECTS,
     FAULTS,
     Reply,
@@ -60,7 +60,7 @@ from mm_tui.scripted_server.script import (
     ToolCall,
     load_script,
 )
-from mm_tui.scripted_server.server import SCRIPT_EXHAUSTED_TEXT, ScriptedServer
+from scripted_server.server import SCRIPT_EXHAUSTED_TEXT, ScriptedServer
 
 __all__ = [
     "DIALECTS",

@@ -99,7 +99,7 @@ def held_to(schema: dict[str, Any], reply: Any) -> Any:
     server constrained by the schema could never have written it: the script is wrong)."""
     import json
 
-    from mm_tui.scripted_server.script import Reply
+    from scripted_server.script import Reply
 
     if reply.status is not None or reply.fault is not None:
         return reply  # a scripted fault plays as scripted
