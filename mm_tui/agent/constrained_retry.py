@@ -10,7 +10,10 @@ server we speak to reads (checked in their sources):
 - LM Studio: structured output over its OpenAI endpoint;
 - Ollama (`openai/openai.go`, since 0.5.0): turned into its `format` (a JSON schema).
 An unknown server is tried once: a 400 or 422 answer (or one naming the field) marks it as
-unable for the session, and the model is told what failed as before.
+unable for the session, and the model is told what failed as before. So does an answer that
+is not JSON at all, cut by nothing: a server held to a schema writes nothing else, so this one
+dropped the field (mlx_lm.server, text-generation-webui, llamafile and KoboldCpp before
+structured outputs read no `response_format`, and say nothing).
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ RETRY_REFUSED = (
     "model from now on"
 )
 RETRY_UNREADABLE = "a constrained retry did not give a readable call ({why}) — the model is told"
+RETRY_IGNORED = (
+    "the server ignored a JSON-schema grammar (it answered free text) — calls it cannot read "
+    "go back to the model from now on"
+)
 RETRY_USED = "the call to {name} could not be read: asked again with its schema as a grammar"
 #: Ollama's OpenAI endpoint reads `response_format` json_schema from this version on.
 OLLAMA_SCHEMA_SINCE = (0, 5, 0)
@@ -160,6 +167,9 @@ class ConstrainedRetry:
             return RetryOutcome(RETRY_UNREADABLE.format(why=fault.message))
         self.supported = True
         found = read_constrained(assembler.text, registry)
+        if found is None and ignored(assembler):
+            self.supported = False
+            return RetryOutcome(RETRY_IGNORED, assembler.usage)
         if found is None:
             why = "its answer did not fit the schema"
             return RetryOutcome(RETRY_UNREADABLE.format(why=why), assembler.usage)
@@ -182,6 +192,12 @@ class ConstrainedRetry:
             retry["messages"] = alternating(described)
         retry.update(grammar_fields(call_schema(tools, name)))
         return retry
+
+
+def ignored(assembler: StreamAssembler) -> bool:
+    """Whether the answer shows the grammar was dropped: whole, and not even JSON's start."""
+    opening = assembler.text.lstrip()[:1]
+    return assembler.finish_reason != "length" and opening not in ("{", "[")
 
 
 def read_constrained(text: str, registry: ToolRegistry) -> tuple[str, dict[str, Any]] | None:

@@ -115,6 +115,29 @@ def test_an_answer_outside_the_schema_leaves_the_model_told(
     requests = model_server.wait_for_requests(3)
     assert len(requests) == 3
     assert "are not valid JSON" in recorder.of(ToolFinished)[0].output
+    assert any("ignored a JSON-schema grammar" in n.text for n in recorder.of(Notice))
+
+
+def test_json_that_is_no_call_leaves_the_model_told_and_the_server_asked_again(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """JSON of another shape may be a grammar the model filled oddly: the server keeps its
+    chance (only free text shows a dropped grammar)."""
+    model_server.dialect = "vllm"
+    model_server.grammar = "ignore"
+    agent, recorder = make_agent()
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text='{"command": "echo hi"}'),
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=FITTING),
+        Reply(text="Done."),
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(5)
+    assert [schema_sent(r) is not None for r in requests] == [False, True, False, True, False]
+    outputs = [f.output for f in recorder.of(ToolFinished)]
+    assert "are not valid JSON" in outputs[0] and outputs[1] == "hi"
     assert any("did not give a readable call" in n.text for n in recorder.of(Notice))
 
 
