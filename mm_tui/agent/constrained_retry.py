@@ -171,7 +171,8 @@ class ConstrainedRetry:
             self.supported = False
             return RetryOutcome(RETRY_IGNORED, assembler.usage)
         if found is None:
-            why = "its answer did not fit the schema"
+            cut = assembler.finish_reason == "length"  # a grammar bounds the shape, not the size
+            why = "it was cut at the token limit" if cut else "its answer did not fit the schema"
             return RetryOutcome(RETRY_UNREADABLE.format(why=why), assembler.usage)
         raw = call.raw or call.arguments
         calls[position] = AssembledCall(

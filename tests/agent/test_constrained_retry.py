@@ -153,3 +153,28 @@ def test_an_ollama_older_than_structured_outputs_is_not_asked(
     assert len(requests) == 2 and all(schema_sent(r) is None for r in requests)
     assert ("GET", "/api/version", None) in model_server.other_requests
     assert "are not valid JSON" in recorder.of(ToolFinished)[0].output
+
+
+def test_an_answer_cut_at_the_token_limit_is_said_so_and_the_server_kept(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """A grammar holds the shape, not the length: a tiny model under it can run a string on
+    until the token limit (seen on a real llama-server); that is no dropped grammar."""
+    model_server.dialect = "llamacpp"
+    model_server.grammar = "ignore"  # the scripted server cannot cut a held reply itself
+    agent, recorder = make_agent()
+    cut = '{"name": "echo", "arguments": {"text": "' + "hi " * 40
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=cut, finish_reason="length"),
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=FITTING),
+        Reply(text="Done."),
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(5)
+    assert [schema_sent(r) is not None for r in requests] == [False, True, False, True, False]
+    said = [n.text for n in recorder.of(Notice)]
+    assert any("was cut at the token limit" in text for text in said), said
+    outputs = [f.output for f in recorder.of(ToolFinished)]
+    assert "are not valid JSON" in outputs[0] and outputs[1] == "hi"

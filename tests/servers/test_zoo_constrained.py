@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted
 from mm_tui.scripted_server import Reply, ToolCall
 from tests.agent.conftest import AgentFactory, Recorder, assert_valid_history
 from tests.servers.zoo import Emulator
 from tests.servers.zoo.grammar import Constrained
-from tests.servers.zoo.llama_server import LlamaServer2024
+from tests.servers.zoo.llama_server import LlamaServer, LlamaServer2024
 from tests.servers.zoo.ollama import Ollama047
 
 #: name: what the server does with `response_format: {"type": "json_schema", ...}` on its
@@ -141,3 +143,33 @@ def test_an_ollama_before_structured_outputs_is_never_asked(make_agent: AgentFac
     assert ("GET", "/api/version") in emulator.other_requests
     [output] = [finished.output for finished in recorder.of(ToolFinished)]
     assert TOLD in output
+
+
+#: What the real llama-server (b10434, bench/real_model.py's prebuilt one) answered, byte for
+#: byte but for key order: (request fields beside `messages`, status, body).
+LLAMA_SERVER_REFUSALS = [
+    ({"response_format": {"type": "foo"}}, 400, {"error": {"code": 400, "message":
+     'response_format type must be one of "text" or "json_object", but got: foo',
+     "type": "invalid_request_error"}}),
+    ({"grammar": 'root ::= "x"', "tools": [{"type": "function", "function": {"name": "bash"}}]},
+     400, {"error": {"code": 400, "message": "Cannot use custom grammar constraints with tools.",
+     "type": "invalid_request_error"}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fields", "status", "body"), LLAMA_SERVER_REFUSALS)
+def test_the_emulated_llama_server_refuses_as_the_real_one(
+    fields: dict[str, Any], status: int, body: dict[str, Any]
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    with LlamaServer() as emulator:
+        data = json.dumps({"messages": [{"role": "user", "content": "hi"}], **fields}).encode()
+        request = urllib.request.Request(
+            emulator.base_url + "/chat/completions", data, {"Content-Type": "application/json"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == status
+    assert json.loads(refused.value.read()) == body

