@@ -12,6 +12,8 @@ server's grammar, the model's answer under it, and mm-tui reading that answer.
 from __future__ import annotations
 
 import json
+import logging
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,26 @@ CASES = (
     ("bash", "Use the bash tool to run the command ls.", '{"command" "ls" :: ]]'),
     ("read_file", "Read the file notes.txt.", '{"path" "notes.txt" :: ]]'),
     ("write_file", "Write hello into the file hello.txt.", '{"path" hello.txt, "content" ]]'),
+    ("edit_file", "In notes.txt, replace old with new.", '{"path" "notes.txt", "edits" [{old}]]'),
+    ("lsp", "Where is the function main defined in main.py?", '{"action" definition :: ]]'),
 )
 
 
-def check(base_url: str, rounds: int, folder: Path) -> dict[str, Any]:
-    """Each case `rounds` times with a fresh ConstrainedRetry; what the server and the model
-    did each time."""
+class _Kept(logging.Handler):
+    """The constrained retry's debug lines: what the server answered when it did not read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "not read" in record.msg or "free text" in record.msg:
+            self.lines.append(record.getMessage())
+
+
+def check(base_url: str, rounds: int, folder: Path, tools: str = "") -> dict[str, Any]:
+    """Each case (of `tools`, comma-separated; all when empty) `rounds` times with a fresh
+    ConstrainedRetry; what the server and the model did each time."""
     from mm_tui.agent.config import Config
     from mm_tui.agent.constrained_retry import ConstrainedRetry
     from mm_tui.agent.model_client import ModelClient
@@ -43,7 +59,13 @@ def check(base_url: str, rounds: int, folder: Path) -> dict[str, Any]:
     signals = TurnSignals(lambda event: said.append(repr(event)))
     report: dict[str, Any] = {"server kind": str(detect_server(base_url))}
     runs: list[dict[str, Any]] = []
+    kept = _Kept()
+    logger = logging.getLogger("mm_tui.agent.constrained_retry")
+    logger.addHandler(kept)
+    logger.setLevel(logging.DEBUG)
     for name, prompt, broken in CASES:
+        if tools and name not in tools.split(","):
+            continue
         for number in range(rounds):
             messages = [
                 {"role": "system", "content": BUILTIN_SYSTEM_PROMPT.format(cwd=folder)},
@@ -54,6 +76,7 @@ def check(base_url: str, rounds: int, folder: Path) -> dict[str, Any]:
             calls = [AssembledCall(f"call_{number}", name, broken, 0)]
             retry = ConstrainedRetry(base_url)
             started = time.monotonic()
+            kept.lines.clear()
             outcome = retry.mend(client, signals, request, calls, registry)
             seconds = round(time.monotonic() - started, 1)
             after = calls[0]
@@ -65,7 +88,10 @@ def check(base_url: str, rounds: int, folder: Path) -> dict[str, Any]:
                 "notice": outcome.notice, "usage (prompt, completion)": outcome.usage,
                 "badge": after.badge, "call": {"name": after.name, "arguments": after.arguments},
                 "reads as a call": bool(after.badge) and parsed.arguments is not None,
+                "answer not read": kept.lines[:1],
             })  # fmt: skip
+            print(json.dumps(runs[-1], ensure_ascii=False)[:300], file=sys.stderr, flush=True)
+    logger.removeHandler(kept)
     report["runs"] = runs
     readable = sum(run["reads as a call"] for run in runs)
     report["readable calls"] = f"{readable} of {len(runs)}"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -200,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         "--constrained", type=int, nargs="?", const=3, default=0, metavar="ROUNDS",
         help="check the constrained retry, each case ROUNDS times (3)",
     )  # fmt: skip
+    parser.add_argument(
+        "--constrained-tools", default="", help="the cases to check, comma-separated (all)"
+    )
     parser.add_argument("--predict", type=int, default=200, help="tokens a request at most")
     parser.add_argument("--timeout", type=float, default=480, help="seconds a mode at most")
     parser.add_argument("--prompt", default=PROMPT, help="what the person asks")
@@ -207,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         "--modes", default="native,auto,text", help="toolCalls modes to run, comma-separated"
     )
     args = parser.parse_args(argv)
+    # a `timeout` or a kill ends the check through `finally`, which stops the server
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.install or args.install_from_source:
         args.server, args.model = install(from_source=args.install_from_source)
     if not args.server or not args.model:
@@ -230,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
                 from bench.real_constrained import check
 
                 base_url = f"http://127.0.0.1:{port}/v1"
-                report["constrained"] = check(base_url, args.constrained, Path(folder))
+                report["constrained"] = check(
+                    base_url, args.constrained, Path(folder), args.constrained_tools
+                )
     finally:
         from mm_tui.support.process_group import end_group_sync
 

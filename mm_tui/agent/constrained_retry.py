@@ -45,6 +45,8 @@ RETRY_IGNORED = (
     "go back to the model from now on"
 )
 RETRY_USED = "the call to {name} could not be read: asked again with its schema as a grammar"
+#: Tokens a retry's answer may take beyond the length of the call as first written.
+RETRY_ROOM = 256
 #: Ollama's OpenAI endpoint reads `response_format` json_schema from this version on.
 OLLAMA_SCHEMA_SINCE = (0, 5, 0)
 _REFUSAL_WORDS = ("response_format", "json_schema", "grammar", "structured")
@@ -144,7 +146,7 @@ class ConstrainedRetry:
         tool = registry.resolve(call.name)
         name = tool.name if tool is not None else None
         tools = registry.schemas()
-        retry = self.request(request, tools, name)
+        retry = self.request(request, tools, name, len(call.raw or call.arguments))
         assembler = StreamAssembler()
 
         def take(chunks: list[dict[str, Any]]) -> bool:
@@ -168,11 +170,13 @@ class ConstrainedRetry:
         self.supported = True
         found = read_constrained(assembler.text, registry)
         if found is None and ignored(assembler):
+            log.debug("constrained answer is free text: %.400r", assembler.text)
             self.supported = False
             return RetryOutcome(RETRY_IGNORED, assembler.usage)
         if found is None:
             cut = assembler.finish_reason == "length"  # a grammar bounds the shape, not the size
             why = "it was cut at the token limit" if cut else "its answer did not fit the schema"
+            log.debug("constrained answer not read (%s): %.400r", why, assembler.text)
             return RetryOutcome(RETRY_UNREADABLE.format(why=why), assembler.usage)
         raw = call.raw or call.arguments
         calls[position] = AssembledCall(
@@ -183,15 +187,22 @@ class ConstrainedRetry:
 
     @staticmethod
     def request(
-        request: dict[str, Any], tools: list[dict[str, Any]], name: str | None
+        request: dict[str, Any], tools: list[dict[str, Any]], name: str | None, written: int = 0
     ) -> dict[str, Any]:
         """The same request with the grammar; native tools described in the prompt instead
-        (llama-server refuses a grammar beside `tools`)."""
+        (llama-server refuses a grammar beside `tools`). A grammar holds the shape, not the
+        size: a small model under one can write a string or an array on until the context is
+        full (seen on a real llama-server), so the answer gets `max_tokens`: room for the
+        call as the model first wrote it (`written` characters, at least a token each) and
+        `RETRY_ROOM` more, or the request's own bound where it is smaller."""
         retry = {k: v for k, v in request.items() if k not in ("tools", "tool_choice")}
         if "tools" in request:
             described = to_text_protocol(request["messages"], describe_tools_for_prompt(tools))
             retry["messages"] = alternating(described)
         retry.update(grammar_fields(call_schema(tools, name)))
+        bound = written + RETRY_ROOM
+        own = request.get("max_tokens")
+        retry["max_tokens"] = min(own, bound) if isinstance(own, int) and own > 0 else bound
         return retry
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED
+from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED, RETRY_ROOM, ConstrainedRetry
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted
 from mm_tui.scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
@@ -178,3 +178,27 @@ def test_an_answer_cut_at_the_token_limit_is_said_so_and_the_server_kept(
     assert any("was cut at the token limit" in text for text in said), said
     outputs = [f.output for f in recorder.of(ToolFinished)]
     assert "are not valid JSON" in outputs[0] and outputs[1] == "hi"
+
+
+def test_the_retry_bounds_its_answer_to_about_the_call_first_written(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """A grammar holds the shape, not the size: under one a small model can run a string or
+    an array on until the context is full (a real llama-server did, with no `-n`)."""
+    model_server.dialect = "llamacpp"
+    agent, _ = make_agent()
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]), Reply(text=FITTING), Reply("Done.")
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(3)
+    assert "max_tokens" not in requests[0] and "max_tokens" not in requests[2]
+    assert requests[1]["max_tokens"] == len(UNREADABLE) + RETRY_ROOM
+
+
+def test_a_smaller_bound_of_the_request_stays() -> None:
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 40}
+    tools = [{"type": "function", "function": {"name": "echo", "parameters": {}}}]
+    assert ConstrainedRetry.request(request, tools, "echo", 500)["max_tokens"] == 40
+    del request["max_tokens"]
+    assert ConstrainedRetry.request(request, tools, "echo", 500)["max_tokens"] == 500 + RETRY_ROOM
