@@ -10,6 +10,7 @@ old llama-server: 500) it is remembered; where its version cannot read one (Olla
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from tests.agent.conftest import AgentFactory, Recorder, assert_valid_history
 from tests.servers.zoo import Emulator
 from tests.servers.zoo.grammar import Constrained
 from tests.servers.zoo.llama_server import LlamaServer, LlamaServer2024
-from tests.servers.zoo.ollama import Ollama047
+from tests.servers.zoo.ollama import Ollama, Ollama047
 
 #: name: what the server does with `response_format: {"type": "json_schema", ...}` on its
 #: OpenAI chat endpoint (each emulator's docstring cites the source that says so).
@@ -173,3 +174,46 @@ def test_the_emulated_llama_server_refuses_as_the_real_one(
             urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == status
     assert json.loads(refused.value.read()) == body
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("server", [LlamaServer, Ollama], ids=lambda s: s.name)
+async def test_the_windows_row_says_the_grammar_wrote_the_call(
+    server: type[Emulator], tmp_path: Path
+) -> None:
+    """The row of the call the grammar wrote carries its badge; the file was read."""
+    from mm_tui.agent.agent import Agent
+    from mm_tui.agent.config import Config
+    from mm_tui.app import MMApp
+    from mm_tui.widgets.tool_row import ToolRow
+    from tests.servers.scenario import ANSWER, QUESTION, make_project
+    from tests.window.conftest import send, wait_for
+    from tests.window.test_window_conversation import answers, turn_over
+
+    project = make_project(tmp_path)
+    agents: list[Agent] = []
+    with server() as emulator:
+        wrote = json.dumps({"name": "read_file", "arguments": {"path": "notes.txt"}})
+        emulator.enqueue(Reply(tool_calls=[ToolCall("read_file", '{"path" "notes.txt" :: ]]')]),
+                         Reply(text=wrote), Reply(text=ANSWER))  # fmt: skip
+        config = Config(base_url=emulator.base_url, model=emulator.model, lsp_servers=(),
+                        permissions="allow")  # fmt: skip
+
+        def factory(sink: Any) -> Agent:
+            agents.append(Agent(config, sink, project, retry_delays=()))
+            return agents[-1]
+
+        app = MMApp(config, project, agent_factory=factory, history_path=tmp_path / "h.jsonl")
+        try:
+            async with app.run_test(size=(120, 40)) as pilot:
+                await send(pilot, QUESTION)
+                await wait_for(pilot, turn_over(app), "the turn ends")
+                [row] = app.query(ToolRow)
+                line = row.render().plain
+                assert answers(app)[-1] == ANSWER
+        finally:
+            for agent in agents:
+                agent.close()
+    assert "read_file notes.txt  ✓ done" in line, line
+    assert line.endswith(f"⚕ {BADGE_CONSTRAINED}"), line
+    assert "the answer is 42" in emulator.requests[2]["messages"][-1]["content"]
