@@ -166,6 +166,29 @@ def run_mm_tui(
     return report
 
 
+def end_to_end(port: int, folder: Path, timeout: float) -> dict[str, Any]:
+    """`mm-tui -p` through bench/real_relay.py: its first reply a broken bash call."""
+    import threading
+
+    from bench.real_relay import Relay
+
+    relay = Relay(f"http://127.0.0.1:{port}")
+    threading.Thread(target=relay.serve_forever, daemon=True).start()
+    try:
+        prompt = "Use the bash tool to list the files here, then say how many there are."
+        report = run_mm_tui(relay.port, "native", folder / "e2e", timeout, prompt)
+    finally:
+        relay.shutdown()
+        relay.server_close()
+    report["requests"] = [
+        {"answered by": chat["answered by"], "tools": "tools" in chat["request"],
+         "response_format": chat["request"].get("response_format", {}).get("type"),
+         "max_tokens": chat["request"].get("max_tokens"), "answer": chat["answer"][:300]}
+        for chat in relay.chats
+    ]  # fmt: skip
+    return report
+
+
 def _assistant_messages(data: Path) -> list[dict[str, Any]]:
     """The model's messages as the session file keeps them: what the reader was given."""
     from mm_tui.agent.session import read_session_document
@@ -204,6 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--constrained-tools", default="", help="the cases to check, comma-separated (all)"
     )
+    parser.add_argument(
+        "--constrained-e2e", action="store_true",
+        help="the retry end to end: mm-tui -p through a relay that breaks the first call",
+    )  # fmt: skip
     parser.add_argument("--predict", type=int, default=200, help="tokens a request at most")
     parser.add_argument("--timeout", type=float, default=480, help="seconds a mode at most")
     parser.add_argument("--prompt", default=PROMPT, help="what the person asks")
@@ -239,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
                 report["constrained"] = check(
                     base_url, args.constrained, Path(folder), args.constrained_tools
                 )
+            if args.constrained_e2e:
+                report["constrained end to end"] = end_to_end(port, Path(folder), args.timeout)
     finally:
         from mm_tui.support.process_group import end_group_sync
 
