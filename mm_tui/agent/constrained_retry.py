@@ -10,7 +10,10 @@ server we speak to reads (checked in their sources):
 - LM Studio: structured output over its OpenAI endpoint;
 - Ollama (`openai/openai.go`, since 0.5.0): turned into its `format` (a JSON schema).
 An unknown server is tried once: a 400 or 422 answer (or one naming the field) marks it as
-unable for the session, and the model is told what failed as before.
+unable for the session, and the model is told what failed as before. So does an answer that
+is not JSON at all, cut by nothing: a server held to a schema writes nothing else, so this one
+dropped the field (mlx_lm.server, text-generation-webui, llamafile and KoboldCpp before
+structured outputs read no `response_format`, and say nothing).
 """
 
 from __future__ import annotations
@@ -38,7 +41,13 @@ RETRY_REFUSED = (
     "model from now on"
 )
 RETRY_UNREADABLE = "a constrained retry did not give a readable call ({why}) — the model is told"
+RETRY_IGNORED = (
+    "the server ignored a JSON-schema grammar (it answered free text) — calls it cannot read "
+    "go back to the model from now on"
+)
 RETRY_USED = "the call to {name} could not be read: asked again with its schema as a grammar"
+#: Tokens a retry's answer may take beyond the length of the call as first written.
+RETRY_ROOM = 256
 #: Ollama's OpenAI endpoint reads `response_format` json_schema from this version on.
 OLLAMA_SCHEMA_SINCE = (0, 5, 0)
 _REFUSAL_WORDS = ("response_format", "json_schema", "grammar", "structured")
@@ -138,7 +147,7 @@ class ConstrainedRetry:
         tool = registry.resolve(call.name)
         name = tool.name if tool is not None else None
         tools = registry.schemas()
-        retry = self.request(request, tools, name)
+        retry = self.request(request, tools, name, len(call.raw or call.arguments))
         assembler = StreamAssembler()
 
         def take(chunks: list[dict[str, Any]]) -> bool:
@@ -161,8 +170,14 @@ class ConstrainedRetry:
             return RetryOutcome(RETRY_UNREADABLE.format(why=fault.message))
         self.supported = True
         found = read_constrained(assembler.text, registry)
+        if found is None and ignored(assembler):
+            log.debug("constrained answer is free text: %.400r", assembler.text)
+            self.supported = False
+            return RetryOutcome(RETRY_IGNORED, assembler.usage)
         if found is None:
-            why = "its answer did not fit the schema"
+            cut = assembler.finish_reason == "length"  # a grammar bounds the shape, not the size
+            why = "it was cut at the token limit" if cut else "its answer did not fit the schema"
+            log.debug("constrained answer not read (%s): %.400r", why, assembler.text)
             return RetryOutcome(RETRY_UNREADABLE.format(why=why), assembler.usage)
         raw = call.raw or call.arguments
         calls[position] = AssembledCall(
@@ -172,15 +187,30 @@ class ConstrainedRetry:
         return RetryOutcome(RETRY_USED.format(name=found[0]), assembler.usage)
 
     @staticmethod
-    def request(request: ChatRequest, tools: list[ToolSchema], name: str | None) -> ChatRequest:
+    def request(
+        request: ChatRequest, tools: list[ToolSchema], name: str | None, written: int = 0
+    ) -> ChatRequest:
         """The same request with the grammar; native tools described in the prompt instead
-        (llama-server refuses a grammar beside `tools`)."""
+        (llama-server refuses a grammar beside `tools`). A grammar holds the shape, not the
+        size: a small model under one can write a string or an array on until the context is
+        full (seen on a real llama-server), so the answer gets `max_tokens`: room for the
+        call as the model first wrote it (`written` characters, at least a token each) and
+        `RETRY_ROOM` more, or the request's own bound where it is smaller."""
         retry = request.copy()
         if retry.pop("tools", None) is not None:
             described = to_text_protocol(request["messages"], describe_tools_for_prompt(tools))
             retry["messages"] = alternating(described)
         retry["response_format"] = grammar_field(call_schema(tools, name))
+        bound = written + RETRY_ROOM
+        own = request.get("max_tokens")
+        retry["max_tokens"] = min(own, bound) if isinstance(own, int) and own > 0 else bound
         return retry
+
+
+def ignored(assembler: StreamAssembler) -> bool:
+    """Whether the answer shows the grammar was dropped: whole, and not even JSON's start."""
+    opening = assembler.text.lstrip()[:1]
+    return assembler.finish_reason != "length" and opening not in ("{", "[")
 
 
 def read_constrained(text: str, registry: ToolRegistry) -> tuple[str, dict[str, Any]] | None:

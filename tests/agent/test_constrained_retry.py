@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED
+from mm_tui.agent.constrained_retry import BADGE_CONSTRAINED, RETRY_ROOM, ConstrainedRetry
 from mm_tui.agent.events import Notice, ToolFinished, ToolStarted
 from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
@@ -115,6 +115,29 @@ def test_an_answer_outside_the_schema_leaves_the_model_told(
     requests = model_server.wait_for_requests(3)
     assert len(requests) == 3
     assert "are not valid JSON" in recorder.of(ToolFinished)[0].output
+    assert any("ignored a JSON-schema grammar" in n.text for n in recorder.of(Notice))
+
+
+def test_json_that_is_no_call_leaves_the_model_told_and_the_server_asked_again(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """JSON of another shape may be a grammar the model filled oddly: the server keeps its
+    chance (only free text shows a dropped grammar)."""
+    model_server.dialect = "vllm"
+    model_server.grammar = "ignore"
+    agent, recorder = make_agent()
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text='{"command": "echo hi"}'),
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=FITTING),
+        Reply(text="Done."),
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(5)
+    assert [schema_sent(r) is not None for r in requests] == [False, True, False, True, False]
+    outputs = [f.output for f in recorder.of(ToolFinished)]
+    assert "are not valid JSON" in outputs[0] and outputs[1] == "hi"
     assert any("did not give a readable call" in n.text for n in recorder.of(Notice))
 
 
@@ -130,3 +153,52 @@ def test_an_ollama_older_than_structured_outputs_is_not_asked(
     assert len(requests) == 2 and all(schema_sent(r) is None for r in requests)
     assert ("GET", "/api/version", None) in model_server.other_requests
     assert "are not valid JSON" in recorder.of(ToolFinished)[0].output
+
+
+def test_an_answer_cut_at_the_token_limit_is_said_so_and_the_server_kept(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """A grammar holds the shape, not the length: a tiny model under it can run a string on
+    until the token limit (seen on a real llama-server); that is no dropped grammar."""
+    model_server.dialect = "llamacpp"
+    model_server.grammar = "ignore"  # the scripted server cannot cut a held reply itself
+    agent, recorder = make_agent()
+    cut = '{"name": "echo", "arguments": {"text": "' + "hi " * 40
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=cut, finish_reason="length"),
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]),
+        Reply(text=FITTING),
+        Reply(text="Done."),
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(5)
+    assert [schema_sent(r) is not None for r in requests] == [False, True, False, True, False]
+    said = [n.text for n in recorder.of(Notice)]
+    assert any("was cut at the token limit" in text for text in said), said
+    outputs = [f.output for f in recorder.of(ToolFinished)]
+    assert "are not valid JSON" in outputs[0] and outputs[1] == "hi"
+
+
+def test_the_retry_bounds_its_answer_to_about_the_call_first_written(
+    make_agent: AgentFactory, model_server: ScriptedServer
+) -> None:
+    """A grammar holds the shape, not the size: under one a small model can run a string or
+    an array on until the context is full (a real llama-server did, with no `-n`)."""
+    model_server.dialect = "llamacpp"
+    agent, _ = make_agent()
+    model_server.enqueue(
+        Reply(tool_calls=[ToolCall("echo", UNREADABLE)]), Reply(text=FITTING), Reply("Done.")
+    )
+    agent.run_turn("echo hi")
+    requests = model_server.wait_for_requests(3)
+    assert "max_tokens" not in requests[0] and "max_tokens" not in requests[2]
+    assert requests[1]["max_tokens"] == len(UNREADABLE) + RETRY_ROOM
+
+
+def test_a_smaller_bound_of_the_request_stays() -> None:
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 40}
+    tools = [{"type": "function", "function": {"name": "echo", "parameters": {}}}]
+    assert ConstrainedRetry.request(request, tools, "echo", 500)["max_tokens"] == 40
+    del request["max_tokens"]
+    assert ConstrainedRetry.request(request, tools, "echo", 500)["max_tokens"] == 500 + RETRY_ROOM

@@ -22,6 +22,13 @@ with no blank line after it.
 
 Both: `GET /v1/models` (`koboldcpp/<model>`), `GET /api/extra/true_max_context_length` (the
 `--contextsize`), `GET /api/extra/version`.
+
+Structured output: 1.113's `transform_genparams` ("handle structured outputs") turns
+`response_format` `json_schema` into a GBNF `grammar` (`convert_json_to_gbnf` of its
+`json_schema.schema`), `json_object` into its JSON grammar, and reads a top-level
+`json_schema` the same way; a schema it cannot convert is discarded with a printed line and
+the model writes freely. 1.76 reads no `response_format` (only a GBNF `grammar`, its own
+field): a schema is dropped without a word.
 """
 
 from __future__ import annotations
@@ -31,13 +38,14 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import Constrained, openai_schema
 
 CORS = (("access-control-allow-origin", "*"), ("access-control-allow-methods", "*"),
         ("cache-control", "no-store"))  # fmt: skip
 
 
-class KoboldCpp(Emulator):
+class KoboldCpp(Constrained):
     name = "koboldcpp"
     protocol_version = "HTTP/1.0"
     framing = "close"
@@ -47,6 +55,12 @@ class KoboldCpp(Emulator):
     stream_headers = (("X-Accel-Buffering", "no"), ("cache-control", "no-cache"),
                       ("connection", "keep-alive"), *CORS,
                       ("content-type", "text/event-stream"))  # fmt: skip
+
+    def schema_read(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        schema = openai_schema(request)
+        if schema is None and isinstance(request.get("json_schema"), dict):
+            schema = request["json_schema"]
+        return schema
 
     def call_id(self, turn: Turn, position: int) -> str:
         return f"call_{10000 + turn.serial * 10 + position}"
@@ -90,6 +104,9 @@ class KoboldCpp176(KoboldCpp):
     version = "1.76"
     stream_headers = (("cache-control", "no-cache"), ("connection", "keep-alive"), *CORS,
                       ("content-type", "text/event-stream"))  # fmt: skip
+
+    def schema_read(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        return None
 
     def event(self, content: str, reason: str) -> bytes:
         chunk = {"id": "koboldcpp", "object": "chat.completion.chunk", "created": int(time.time()),

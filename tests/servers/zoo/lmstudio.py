@@ -10,7 +10,9 @@ stream shape recorded in lmstudio-bug-tracker #649 and #378, which the scripted 
 `"function": {"name": "", "arguments": ...}`; usage with `include_usage` in a last chunk with
 `choices: []`. Express: HTTP/1.1 keep-alive, the stream chunked. Errors `{"error": "..."}`, a
 plain string; an unknown endpoint is answered 200 OK `{"error": "Unexpected endpoint or method.
-(POST /api/show)"}` (lmstudio-bug-tracker #618, #1323: "Returning 200 anyway").
+(POST /api/show)"}` (lmstudio-bug-tracker #618, #1323: "Returning 200 anyway"). Structured output
+(lmstudio-ai/docs, "Structured Output"): `response_format` `json_schema` on
+`/v1/chat/completions` holds the model to the schema (its `json_schema.schema`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Any
 
 from scripted_server import Reply
 from scripted_server.wire import DIALECT_TRAITS, ChunkBuilder, ReplyContext
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, sse
+from tests.servers.zoo.grammar import Constrained
 
 
-class LmStudio(Emulator):
+class LmStudio(Constrained):
     name = "lm-studio"
     model = "qwen2.5-coder-14b-instruct"
     context = 16384  # lms load qwen2.5-coder-14b-instruct --context-length 16384

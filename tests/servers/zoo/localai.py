@@ -10,7 +10,11 @@ Follows `core/http/endpoints/openai/chat.go` and `chat_emit.go`
   whole arguments, both repeating `role`, `id`, `type` and `index`;
 - the finish chunk's delta is `{"content": null}`; with `include_usage` a trailer chunk with
   `choices: []` and `usage`;
-- `GET /v1/models`; no endpoint says the context size.
+- `GET /v1/models`; no endpoint says the context size;
+- structured output (`chat.go`, "If we are using a response format, we need to generate a
+  grammar for it"): `response_format` `json_schema` becomes a grammar (`JSONFunctionStructure`
+  with the schema as its one `anyOf`), `json_object` the JSON grammar; a schema it cannot
+  turn into a grammar is logged and the model writes freely.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import Constrained
 
 
-class LocalAI(Emulator):
+class LocalAI(Constrained):
     name = "localai"
     model = "qwen2.5-coder-14b-instruct"
     stream_headers = (("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),

@@ -12,7 +12,10 @@ response but the non-streamed completion has a Content-Length, so a stream -- an
 - with `include_usage`, a usage chunk whose `object` is `chat.completion` (not `.chunk`) and
   `choices: []`; `prompt_tokens` the whole prompt, `prompt_tokens_details.cached_tokens` the
   part found in the prompt cache; then `data: [DONE]`;
-- unknown paths: 404 with the body `Not Found`; `GET /v1/models` lists the model by its path.
+- unknown paths: 404 with the body `Not Found`; `GET /v1/models` lists the model by its path;
+- no structured output: the request's fields are read one by one and `response_format` is
+  not among them (the only logits processors are the repetition penalties and `logit_bias`):
+  a schema is dropped without a word and the model writes freely.
 """
 
 from __future__ import annotations

@@ -18,7 +18,12 @@ Follows `openai/openai.go` and `middleware/openai.go` (`ChatWriter.writeResponse
 - `POST /api/show` (`model_info.<arch>.context_length`: what the model was trained with;
   `parameters` only holds a Modelfile's `num_ctx`), `GET /api/ps` (`context_length`: what the
   model is loaded with, here from `OLLAMA_CONTEXT_LENGTH`; a model is listed once a request
-  loaded it), `GET /api/version`.
+  loaded it), `GET /api/version`;
+- structured output (`openai/openai.go`, `FromChatRequest`, since 0.5.0): `response_format`
+  `json_schema` becomes the native request's `format` (its `json_schema.schema`, raw),
+  `json_object` becomes `format: "json"`, any other type nothing; `format` then holds the
+  model to the schema (to a JSON object for `"json"`). Before 0.5.0 (`Ollama047`, v0.4.7's
+  `ResponseFormat` has only `type`) a `json_schema` is dropped without a word.
 """
 
 from __future__ import annotations
@@ -27,14 +32,42 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import ANY_OBJECT, Constrained
 
 
-class Ollama(Emulator):
+class Ollama(Constrained):
     name = "ollama"
     model = "qwen2.5-coder:14b"
     context = 16384  # OLLAMA_CONTEXT_LENGTH=16384
     trained_context = 32768
+    version = "0.13.5"
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Per chat request, the native `format` the OpenAI layer made of it (None: none).
+        self.formats: list[Any] = []
+
+    def native_format(self, request: dict[str, Any]) -> Any:
+        """`FromChatRequest`: `response_format` as the native API's `format`."""
+        response_format = request.get("response_format")
+        if not isinstance(response_format, dict):
+            return None
+        kind = str(response_format.get("type") or "").strip().lower()
+        if kind == "json_object":
+            return "json"
+        wrapper = response_format.get("json_schema")
+        if kind == "json_schema" and isinstance(wrapper, dict):
+            return wrapper.get("schema")
+        return None
+
+    def schema_read(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        native = self.native_format(request)
+        with self.lock:
+            self.formats.append(native)
+        if native == "json":
+            return ANY_OBJECT
+        return native if isinstance(native, dict) else None
 
     def call_id(self, turn: Turn, position: int) -> str:
         return f"call_{turn.serial:04d}{position:04d}"
@@ -80,7 +113,7 @@ class Ollama(Emulator):
                 {"id": self.model, "object": "model", "created": 1750000000,
                  "owned_by": "library"}]})  # fmt: skip
         if path == "/api/version":
-            return json_answer(200, {"version": "0.13.5"})
+            return json_answer(200, {"version": self.version})
         if path == "/api/ps":
             if not self.requests:  # nothing loaded yet: Ollama loads a model on demand
                 return json_answer(200, {"models": []})
@@ -113,3 +146,16 @@ class Ollama(Emulator):
 
     def not_found(self, method: str, path: str) -> Answer:
         return 404, b"404 page not found", "text/plain", None
+
+
+class Ollama047(Ollama):
+    """Ollama 0.4.7: its OpenAI layer turns only `json_object` into a `format`."""
+
+    name = "ollama-0.4.7"
+    version = "0.4.7"
+
+    def native_format(self, request: dict[str, Any]) -> Any:
+        response_format = request.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") == "json_object":
+            return "json"
+        return None

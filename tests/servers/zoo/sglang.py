@@ -14,7 +14,11 @@ Follows `python/sglang/srt/entrypoints/openai/serving_chat.py` @ 0c078e6f
 - usage with `include_usage` in a last chunk with `choices: []`; `prompt_tokens` the whole
   prompt (`cached_tokens` only with `--enable-cache-report`);
 - errors flat, in vLLM's old shape: `{"object": "error", "message", "type", "param", "code"}`;
-- `GET /v1/models` with `max_model_len`.
+- `GET /v1/models` with `max_model_len`;
+- structured output (`protocol.py`, `ChatCompletionRequest.to_sampling_params`):
+  `response_format` `json_schema` becomes the sampling parameter `json_schema` (its
+  `json_schema.schema`), `json_object` the schema `{"type": "object"}`; xgrammar holds the
+  model to it.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import Constrained
 
 
-class Sglang(Emulator):
+class Sglang(Constrained):
     name = "sglang"
     model = "Qwen/Qwen2.5-Coder-14B-Instruct"
     context = 32768

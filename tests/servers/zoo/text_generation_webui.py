@@ -13,7 +13,10 @@ Follows `modules/api/completions.py` (`chat_completions_common`, `chat_streaming
 - generation stops as soon as a tool call is parsed from the text, and the calls (`call_` + 8
   characters, `index` numbered, arguments a JSON string) come whole in the LAST chunk, the
   one that carries `finish_reason: "tool_calls"`;
-- `GET /v1/models` lists the loaded model (`owned_by: "user"`); FastAPI's 404.
+- `GET /v1/models` lists the loaded model (`owned_by: "user"`); FastAPI's 404;
+- no `response_format` in `ChatCompletionRequest` (`modules/api/typing.py`; pydantic drops an
+  unknown field): a schema is dropped without a word; its own constraint is a GBNF
+  `grammar_string`.
 """
 
 from __future__ import annotations

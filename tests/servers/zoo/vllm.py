@@ -15,7 +15,11 @@ Follows `vllm/entrypoints/openai/serving_chat.py` @ 99c5632f
 - errors `{"error": {"message", "type", "param", "code"}}` (`code` the HTTP status), an unknown
   model 404 `NotFoundError`, a prompt over `max_model_len` 400 `BadRequestError`; FastAPI's
   `{"detail": "Not Found"}` for an unknown path;
-- `GET /v1/models` lists the model with `max_model_len` (what the server runs it with).
+- `GET /v1/models` lists the model with `max_model_len` (what the server runs it with);
+- structured output (`protocol.py`, `ChatCompletionRequest.to_sampling_params`):
+  `response_format` `json_schema` (its `json_schema.schema`) or `json_object` (any object)
+  becomes the structured-outputs constraint, as do `structured_outputs: {"json"}` and the
+  older `guided_json`; the grammar backend (xgrammar) holds the model to it.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import time
 from typing import Any
 
 from scripted_server import Reply
-from tests.servers.zoo.base import Answer, Emulator, Turn, json_answer, pieces, sse
+from tests.servers.zoo.base import Answer, Turn, json_answer, pieces, sse
+from tests.servers.zoo.grammar import Constrained, openai_schema
 
 
-class Vllm(Emulator):
+class Vllm(Constrained):
     name = "vllm"
     model = "Qwen/Qwen2.5-Coder-14B-Instruct"
     context = 16384  # --max-model-len 16384
@@ -64,6 +69,14 @@ class Vllm(Emulator):
                      "completion_tokens": turn.completion_tokens}  # fmt: skip
             chunks.append({**self.chunk(turn, []), "usage": usage})
         return [sse(chunk) for chunk in chunks] + [sse("[DONE]")]
+
+    def schema_read(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        outputs = request.get("structured_outputs")
+        for schema in (outputs.get("json") if isinstance(outputs, dict) else None,
+                       request.get("guided_json")):  # fmt: skip
+            if isinstance(schema, dict):
+                return schema
+        return openai_schema(request)
 
     def error(self, status: int, kind: str, message: str, param: str | None = None) -> Answer:
         info = {"message": message, "type": kind, "param": param, "code": status}
