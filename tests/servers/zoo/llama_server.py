@@ -24,7 +24,7 @@ Follows `tools/server/server-task.cpp` @ 00efb3e1 (`to_json_oaicompat_chat_strea
   `grammar` beside `tools` ("Cannot use custom grammar constraints with tools."; a json_schema
   beside them is taken: both seen on the real b10434 build). Builds of mid-2024
   read only `json_object` and threw for `json_schema` outside any handler: 500 `server_error`
-  (`LlamaServer2024`; ik_llama.cpp issue #778 shows it on the wire).
+  (`LlamaServer2024`; ikawrakow/ik_llama.cpp#778 shows it on the wire).
 """
 
 from __future__ import annotations
