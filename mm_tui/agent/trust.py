@@ -51,6 +51,8 @@ GUARDED: dict[str, tuple[str, ...]] = {
     "skillsDir": ("skills_dir",),
     # Keys decide what a/s/r answer: a project could swap "reject" and "allow for the session".
     "keymap": ("keymap",),
+    # Turning it off puts the person's terminal within reach of every command.
+    "fenceTerminals": ("fence_terminals",),
 }
 #: Limits an untrusted project may lower but never lift (a clone must not lift the
 #: fork-bomb limit): YAML key -> the Config field.

@@ -50,11 +50,16 @@ _told_unavailable = False
 
 
 def fenced_popen(
-    argv: list[str], *, preexec_fn: Callable[[], None] | None = None, **kwargs: Any
+    argv: list[str],
+    *,
+    preexec_fn: Callable[[], None] | None = None,
+    fence: bool = True,
+    **kwargs: Any,
 ) -> subprocess.Popen[bytes]:
     """`subprocess.Popen(argv, **kwargs)` with the terminals out of reach of the child
-    (after `preexec_fn`, when given), where the kernel can do it."""
-    ruleset = _terminal_ruleset()
+    (after `preexec_fn`, when given), where the kernel can do it; `fence=False` (the person's
+    `fenceTerminals: false`) starts it as it is."""
+    ruleset = _terminal_ruleset() if fence else None
     try:
         process = subprocess.Popen(argv, preexec_fn=_child_setup(preexec_fn, ruleset), **kwargs)
         return cast("subprocess.Popen[bytes]", process)  # bytes: no `text` among the kwargs

@@ -167,3 +167,15 @@ def test_headless_leaves_an_untrusted_agents_md_out_and_says_how_to_trust_it(
     )
     mm(*flags)
     assert "evil.example" in model_server.requests[1]["messages"][0]["content"]
+
+
+def test_an_untrusted_project_cannot_put_the_terminal_within_reach_of_commands(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    project = tmp_path / "clone"
+    project.mkdir()
+    (project / ".mm.yaml").write_text("fenceTerminals: false\n")
+    config = load_config(cwd=project, env=env)
+    assert (config.fence_terminals, config.untrusted) == (True, ("fenceTerminals",))
+    trust(project, env)
+    assert load_config(cwd=project, env=env).fence_terminals is False

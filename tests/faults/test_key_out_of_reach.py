@@ -200,3 +200,18 @@ def test_a_command_kept_off_the_terminals_still_moves_files_pipes_and_commits(
                  "committed 1"):  # fmt: skip
         assert f"{line}\n" in result.output, result.output
     assert "NoNewPrivs:\t1" in result.output, result.output  # the fence was on
+
+
+OWN_PTY = "python3 -c 'import pty; pty.openpty(); print(\"own pty opened\")'"
+
+
+def test_fence_terminals_false_lets_a_command_open_a_pseudo_terminal_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """The fence's price (`script`, `expect`, a new tmux server fail) can be declined."""
+    ctx = ToolContext(cwd=tmp_path, max_output=10_000)
+    fenced = BashTool().run({"command": OWN_PTY}, ctx)
+    assert "own pty opened" not in fenced.output, fenced.output
+    assert "[exit code: exit status 1]" in fenced.output, fenced.output
+    open_ = BashTool(fence_terminals=False).run({"command": OWN_PTY}, ctx)
+    assert "own pty opened\n" in open_.output, open_.output

@@ -196,6 +196,10 @@ class Config:
         "bashTimeoutMax", 600.0, "a number of seconds, like 600", at_least=1, at_most=86_400,
         in_range="a number of seconds from 1 to 86400",
     )  # fmt: skip
+    #: Commands kept off every terminal device (yours, and any new pseudo-terminal) where the
+    #: kernel has Landlock (docs/decisions/0009-terminal-out-of-reach.md). False lets `script`,
+    #: `expect`, a new tmux server or pty tests run, at the price of your terminal by name.
+    fence_terminals: bool = setting("fenceTerminals", True, "true or false")
     #: Environment variables removed for bash and language servers, beyond the built-in
     #: `*_API_KEY`, `*_TOKEN`, `*_SECRET` (names or patterns).
     scrub_env: tuple[str, ...] = setting(

@@ -137,9 +137,12 @@ class BashTool(Tool):
         timeout: float = DEFAULT_SECONDS,
         max_processes: int = DEFAULT_MAX_PROCESSES,
         timeout_max: float = DEFAULT_CEILING_SECONDS,
+        *,
+        fence_terminals: bool = True,
     ) -> None:
         self.timeout = timeout
         self.max_processes = max_processes
+        self.fence_terminals = fence_terminals  # the `fenceTerminals` setting
         self.limits = TimeoutPolicy(timeout, max(timeout_max, timeout))
 
     @property
@@ -201,6 +204,7 @@ class BashTool(Tool):
                 start_new_session=True,
                 env=scrubbed_environment(os.environ, {**COMMAND_ENVIRONMENT, MARK_NAME: mark}),
                 preexec_fn=process_limit(self.max_processes),
+                fence=self.fence_terminals,
             )
         except OSError as error:
             reason = error.strerror or str(error)

@@ -74,7 +74,14 @@ def build_registry(config: Config, cwd: Path) -> ToolRegistry:
     if config.bash_tool:
         from mm_tui.agent.tools.bash import BashTool
 
-        tools.append(BashTool(config.bash_timeout, config.max_processes, config.bash_timeout_max))
+        tools.append(
+            BashTool(
+                config.bash_timeout,
+                config.max_processes,
+                config.bash_timeout_max,
+                fence_terminals=config.fence_terminals,
+            )
+        )
     if config.edit_tools:
         from mm_tui.agent.tools.edit_file import EditFileTool
         from mm_tui.agent.tools.read_file import ReadFileTool
