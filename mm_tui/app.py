@@ -449,18 +449,17 @@ class MMApp(App[int]):
         return isinstance(self.focused, RejectionReason)
 
     def on_key(self, event: events.Key) -> None:
-        """A character typed while a row has the focus goes to the prompt, as expected.
+        """A character typed while a row or a question has the focus goes to the prompt, as
+        expected (a question's a/s/r too, in the moment after it took the keys).
 
         A key that came up to the window was not taken by the prompt (it takes every
         character): it was typed while something else had the focus, maybe the moment
         before the prompt got it, so it goes to the prompt whatever has the focus now."""
-        prompt = self.query_one(PromptInput)
-        if (
-            event.is_printable
-            and event.character
-            and len(self.screen_stack) == 1
-            and event.key not in self.active_bindings  # space folds a focused row
-        ):
+        if not (event.is_printable and event.character and len(self.screen_stack) == 1):
+            return
+        bound = self.active_bindings.get(event.key)  # space folds a focused row
+        if bound is None or not bound.enabled:  # disabled: a question's a/s/r in its guard
+            prompt = self.query_one(PromptInput)
             event.stop()
             # Focused now, not after the keys already queued: a paste the terminal sends as
             # keys would have its spaces and Enter taken by the row as fold keys.

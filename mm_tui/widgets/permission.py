@@ -207,9 +207,11 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
         return self.clock() >= self.keys_from
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # False, not None: the key is not this question's now, and the window hands a
-        # printable one to the prompt, as any other letter typed here.
-        return self.answering if action == "answer" else True
+        # None in the guard: the footer shows a/s/r dimmed, the key is not taken, and the
+        # window hands a printable one to the prompt, as any other letter typed here.
+        if action == "answer" and not self.answering:
+            return None
+        return True
 
     def on_focus(self) -> None:
         self.query_one(".keys", Static).update(self._hints(focused=True))
