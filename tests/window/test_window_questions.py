@@ -184,6 +184,33 @@ async def test_three_questions_in_a_row_take_three_keys(
         assert not app.turns.questions
 
 
+async def test_space_on_a_question_with_the_keys_types_and_esc_gives_the_keys_back(
+    model_server: Any, live_app: Any, project: Path
+) -> None:
+    model_server.enqueue(*touch("first.txt", "second.txt"))
+    clock = HandClock()
+    app = live_app(clock=clock)
+    async with app.run_test() as pilot:
+        prompt = app.query_one(PromptInput)
+        await send(pilot, "make two files")
+        clock.advance(PROMPT_QUIET_SECONDS)
+        await answer(pilot, "a")
+        await wait_for(pilot, lambda: question_for(app, 2) is not None, "the second question")
+        second = question_for(app, 2)
+        assert second is not None
+        await wait_for(pilot, lambda: second.has_focus, "it takes the keys")
+        clock.advance(ARRIVAL_GUARD_SECONDS)
+        await pilot.press("space")  # a message begins: not its row's fold key
+        await pilot.pause(0.2)
+        assert prompt.text == " " and prompt.has_focus and second.is_attached
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: second.has_focus, "F2 goes back to it")
+        await pilot.press("escape")  # interrupt: the question closes, the prompt has the keys
+        await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
+        await wait_for(pilot, lambda: prompt.has_focus, "the prompt has the keys again")
+        assert not (project / "second.txt").exists()
+
+
 async def test_the_question_shows_the_whole_command_with_hiding_characters_escaped(
     model_server: Any, live_app: Any
 ) -> None:
