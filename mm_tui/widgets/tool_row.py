@@ -85,16 +85,10 @@ class ToolRow(Widget, can_focus=True):
         min-height: 1;
         layout: vertical;
     }
-    ToolRow:focus {
-        /* Plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
-        background: $accent 25%;
-    }
-    ToolRow:hover {
-        background: $boost;
-    }
-    ToolRow.-expanded {
-        height: auto;
-    }
+    /* Focus plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
+    ToolRow:focus { background: $accent 25%; }
+    ToolRow:hover { background: $boost; }
+    ToolRow.-expanded { height: auto; }
     ToolRow > .tool-body {
         height: auto;
         margin-left: 2;
