@@ -197,7 +197,14 @@ def test_the_time_limit_kills_the_editor_terminal_and_says_the_seeds_line(
     tmp_path: Path, model_server: ScriptedServer
 ) -> None:
     model_server.enqueue(
-        Reply(tool_calls=[ToolCall("bash", {"command": "echo started; sleep 317.25; echo never"})]),
+        # The call's own `timeout` (2 s) holds in the editor's terminal as in a local run.
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "bash", {"command": "echo started; sleep 317.25; echo never", "timeout": 2}
+                )
+            ]
+        ),
         Reply(text="Too slow."),
     )
     client = EditorClient()
@@ -209,7 +216,7 @@ def test_the_time_limit_kills_the_editor_terminal_and_says_the_seeds_line(
     # The editor killed its child (bash); the sleep bash started is ended by its mark.
     assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _reads(p) == b"sleep\0317.25\0"]
     assert model_server.requests[1]["messages"][-1]["content"] == (
-        "started\n[error: 30s timeout exceeded]"
+        "started\n[error: 2s timeout exceeded]"
     )
 
 
