@@ -98,10 +98,4 @@ class AlignedTable(MarkdownTable):
                 else:
                     yield from header_cells(child)
 
-        return [cell_alignment(_token(cell)) for cell in header_cells(self)]
-
-
-def _token(block: MarkdownBlock) -> Token:
-    token = block_token(block)
-    assert token is not None  # a table cell is made from its `th_open` / `td_open`
-    return token
+        return [cell_alignment(block_token(cell)) for cell in header_cells(self)]

@@ -78,7 +78,7 @@ __all__ = [
 # --- Markdown blocks -------------------------------------------------------------------------
 
 
-def block_token(block: MarkdownBlock) -> Token | None:
+def block_token(block: MarkdownBlock) -> Token:
     """The markdown-it token a block was made from."""
     return block._token  # pyright: ignore[reportPrivateUsage]
 

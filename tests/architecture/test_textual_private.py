@@ -228,3 +228,134 @@ def test_the_scan_sees_what_the_adapter_touches(
         "uses ._styles_cache",
     ):
         assert expected in uses, expected
+
+
+# --- What the adapter relies on, pinned --------------------------------------------------------
+
+#: Private modules the adapter imports from, and the names it takes from each.
+PINNED_IMPORTS: dict[str, tuple[str, ...]] = {
+    "textual._xterm_parser": ("XTermParser",),
+    "textual.widgets._footer": ("FooterKey",),
+    "textual.widgets._markdown": (
+        "MarkdownBlock",
+        "MarkdownBullet",
+        "MarkdownBulletList",
+        "MarkdownListItem",
+        "MarkdownOrderedList",
+        "MarkdownOrderedListItem",
+        "MarkdownParagraph",
+        "MarkdownTable",
+        "MarkdownTableContent",
+        "MarkdownTH",
+    ),
+}
+
+#: Private methods the adapter calls or overrides: (module, class, name) -> parameter names,
+#: and whether it is a coroutine function.
+PINNED_METHODS: dict[tuple[str, str, str], tuple[tuple[str, ...], bool]] = {
+    ("textual.widget", "Widget", "_size_updated"): (
+        ("self", "size", "virtual_size", "container_size", "layout"),
+        False,
+    ),
+    ("textual.widget", "Widget", "_set_dirty"): (("self", "*regions"), False),
+    ("textual.widget", "Widget", "_get_style"): (("self", "style"), False),
+    ("textual.widgets._text_area", "TextArea", "_restart_blink"): (("self",), False),
+    ("textual.widgets._text_area", "TextArea", "_toggle_cursor_blink_visible"): (
+        ("self",),
+        False,
+    ),
+    ("textual.widgets._text_area", "TextArea", "_on_key"): (("self", "event"), True),
+    ("textual.widgets._text_area", "TextArea", "_on_paste"): (("self", "event"), True),
+    ("textual.widgets._markdown", "MarkdownTableContent", "_update_rows"): (
+        ("self", "updated_rows"),
+        True,
+    ),
+    ("textual.widgets._markdown", "MarkdownTable", "_get_headers_and_rows"): (("self",), False),
+    ("textual.widgets._markdown", "MarkdownBlock", "_token_to_content"): (
+        ("self", "token"),
+        False,
+    ),
+}
+
+#: Private attributes the adapter reads or sets: (module, class, name), the class that sets it.
+PINNED_ATTRIBUTES: set[tuple[str, str, str]] = {
+    ("textual.widgets._markdown", "MarkdownBlock", "_token"),
+    ("textual.widgets._markdown", "MarkdownBlock", "_markdown"),
+    ("textual.widgets._markdown", "MarkdownBlock", "_blocks"),
+    ("textual.widgets._markdown", "MarkdownBlock", "_content"),
+    ("textual.widgets._markdown", "MarkdownTable", "_headers"),
+    ("textual.widgets._markdown", "MarkdownTable", "_rows"),
+    ("textual.dom", "DOMNode", "_pruning"),
+    ("textual.app", "App", "_driver"),
+    ("textual.widget", "Widget", "_styles_cache"),
+    ("textual._styles_cache", "StylesCache", "_cache"),
+    ("textual._styles_cache", "StylesCache", "_dirty_lines"),
+    ("textual.widgets._text_area", "TextArea", "_cursor_visible"),
+}
+
+
+def _owner(module: str, name: str) -> type:
+    return getattr(importlib.import_module(module), name)
+
+
+def test_the_private_modules_the_adapter_imports_still_hold_its_names() -> None:
+    moved = [
+        f"{module}.{name}"
+        for module, names in PINNED_IMPORTS.items()
+        for name in names
+        if not isinstance(getattr(importlib.import_module(module), name, None), type)
+    ]
+    assert moved == [], "gone from Textual's private modules"
+
+
+def test_the_private_methods_the_adapter_uses_keep_their_signatures() -> None:
+    moved = []
+    for (module, owner, name), (parameters, is_async) in PINNED_METHODS.items():
+        method = getattr(_owner(module, owner), name, None)
+        if method is None:
+            moved.append(f"{owner}.{name}: gone")
+            continue
+        shape = tuple(
+            f"*{p.name}" if p.kind is inspect.Parameter.VAR_POSITIONAL else p.name
+            for p in inspect.signature(method).parameters.values()
+        )
+        if shape != parameters or inspect.iscoroutinefunction(method) != is_async:
+            moved.append(f"{owner}.{name}{shape} async={inspect.iscoroutinefunction(method)}")
+    assert moved == [], "private methods whose shape changed"
+
+
+def test_the_private_attributes_the_adapter_uses_are_still_set_by_their_class() -> None:
+    moved = [
+        f"{owner}.{name}"
+        for module, owner, name in PINNED_ATTRIBUTES
+        if name not in textual_privates_of(_owner(module, owner))
+    ]
+    assert moved == [], "private attributes no longer set where they were"
+
+
+def test_the_styles_cache_rows_are_a_dict_and_a_set() -> None:
+    """`shift_drawn_rows` moves the drawn rows (row -> Strip) and rewrites the rows to draw."""
+    from textual._styles_cache import StylesCache
+
+    styles_cache = StylesCache()
+    assert isinstance(styles_cache._cache, dict)  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(styles_cache._dirty_lines, set)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_every_private_the_adapter_uses_is_pinned_here(
+    classes: list[tuple[type, ast.ClassDef, Path]],
+) -> None:
+    """A private added to the adapter must be pinned above, or this fails naming it."""
+    pinned = {name for _, _, name in PINNED_METHODS} | {name for _, _, name in PINNED_ATTRIBUTES}
+    unpinned = []
+    for use in private_uses(ADAPTER, classes):
+        if " import " in use:
+            module, names = use.split("from ", 1)[-1].split(" import ")
+            unpinned += [
+                f"{module}.{name}"
+                for name in names.split(", ")
+                if name not in PINNED_IMPORTS.get(module, ())
+            ]
+        elif use.rsplit(".", 1)[-1] not in pinned:
+            unpinned.append(use)
+    assert unpinned == [], "privates the adapter uses that no test here pins"
