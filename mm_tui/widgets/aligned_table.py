@@ -5,7 +5,7 @@ alignment on each `th`/`td` token (`style="text-align:right"`) and Textual drops
 table reads it from its header cells and sets each cell's `text-align`, when it is composed and
 again when streamed rows are added. GFM's rules stand: a delimiter row whose cell count is not
 the header's makes no table at all, and a row's extra cells are dropped (markdown-it does both).
-The private classes used are pinned and tested in tests/architecture/test_private_apis.py.
+Textual's private classes and members come through mm_tui/widgets/textual_private.py.
 """
 
 from __future__ import annotations
