@@ -20,9 +20,9 @@ moved. What each one is for:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from markdown_it.token import Token
 from textual import events
 from textual._xterm_parser import XTermParser
 from textual.app import App
@@ -33,18 +33,27 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Footer, TextArea
 from textual.widgets._footer import FooterKey
-from textual.widgets._markdown import (
-    MarkdownBlock,
-    MarkdownBullet,
-    MarkdownBulletList,
-    MarkdownListItem,
-    MarkdownOrderedList,
-    MarkdownOrderedListItem,
-    MarkdownParagraph,
-    MarkdownTable,
-    MarkdownTableContent,
-    MarkdownTH,
-)
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+    from textual.widgets._markdown import (
+        MarkdownBlock,
+        MarkdownBullet,
+        MarkdownBulletList,
+        MarkdownListItem,
+        MarkdownOrderedList,
+        MarkdownOrderedListItem,
+        MarkdownParagraph,
+        MarkdownTable,
+        MarkdownTableContent,
+        MarkdownTH,
+    )
+
+    class RowsUpdateHook(MarkdownTableContent):
+        """Textual's table grid; `rows_updated` runs after Textual mounts streamed rows."""
+
+        def rows_updated(self) -> None: ...
+
 
 __all__ = [
     "FooterKey",
@@ -111,15 +120,48 @@ def table_headers_and_rows(table: MarkdownTable) -> tuple[list[Content], list[li
     return headers, rows
 
 
-class RowsUpdateHook(MarkdownTableContent):
-    """Textual's table grid; `rows_updated` runs after Textual mounts streamed rows."""
+#: Textual's Markdown blocks, taken from its private module when first asked for: they bring
+#: markdown-it, which the window's first frame does not need (a start-up test keeps it out).
+_MARKDOWN_BLOCKS = frozenset(
+    {
+        "MarkdownBlock",
+        "MarkdownBullet",
+        "MarkdownBulletList",
+        "MarkdownListItem",
+        "MarkdownOrderedList",
+        "MarkdownOrderedListItem",
+        "MarkdownParagraph",
+        "MarkdownTable",
+        "MarkdownTableContent",
+        "MarkdownTH",
+    }
+)
 
-    async def _update_rows(self, updated_rows: list[list[Content]]) -> None:
-        await super()._update_rows(updated_rows)  # pyright: ignore[reportPrivateUsage]
-        self.rows_updated()
 
-    def rows_updated(self) -> None:
-        """Called after the streamed rows' cells are mounted."""
+def __getattr__(name: str) -> type:
+    if name in _MARKDOWN_BLOCKS:
+        import textual.widgets._markdown as blocks
+
+        return getattr(blocks, name)
+    if name == "RowsUpdateHook":
+        return _rows_update_hook()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _rows_update_hook() -> type:
+    """`RowsUpdateHook`, made when first asked for (its base is a Markdown block)."""
+    from textual.widgets._markdown import MarkdownTableContent
+
+    class RowsUpdateHook(MarkdownTableContent):
+        async def _update_rows(self, updated_rows: list[list[Content]]) -> None:
+            await super()._update_rows(updated_rows)  # pyright: ignore[reportPrivateUsage]
+            self.rows_updated()
+
+        def rows_updated(self) -> None:
+            """Called after the streamed rows' cells are mounted."""
+
+    return RowsUpdateHook
 
 
 # --- Footer, driver, styles ------------------------------------------------------------------
