@@ -5,7 +5,8 @@ A private member is a name with one leading underscore that Textual's own classe
 class body, or as `self._name = ...` in their methods). Our own `self._x` attributes do not
 count: a `self._x` / `super()._x` / an underscore method only counts inside a class of ours whose
 Textual bases define `_x` (or a mixin of ours mixed into such a class); `thing._x` on any other
-object counts when Textual defines `_x` and no class of that module defines it.
+object (or `getattr(thing, "_x")`) counts when Textual defines `_x` and no class of that module
+defines it. A class attribute of ours named like a private of its Textual bases counts too.
 """
 
 from __future__ import annotations
@@ -176,10 +177,9 @@ def private_uses(path: Path, classes: list[tuple[type, ast.ClassDef, Path]]) -> 
             continue
         textual_names = _textual_names(cls, types)
         for node in class_node.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                node.name in textual_names
-            ):
-                yield f"{where}:{node.lineno} overrides {cls.__name__}.{node.name}"
+            for name in _defined_in([node]) & textual_names:  # a method or a class attribute
+                if not isinstance(node, ast.ClassDef):
+                    yield f"{where}:{node.lineno} overrides {cls.__name__}.{name}"
         for node in ast.walk(class_node):
             if isinstance(node, ast.Attribute) and _on_self(node):
                 in_class.add(id(node))
@@ -197,6 +197,16 @@ def private_uses(path: Path, classes: list[tuple[type, ast.ClassDef, Path]]) -> 
             and node.attr not in NAMEDTUPLE
         ):
             yield f"{where}:{node.lineno} uses .{node.attr}"
+        elif (  # getattr(thing, "_x"), setattr(thing, "_x", ...)
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"getattr", "setattr", "hasattr", "delattr"}
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in textual_names
+            and node.args[1].value not in mine
+        ):
+            yield f"{where}:{node.lineno} {node.func.id}(…, {node.args[1].value!r})"
 
 
 @pytest.fixture(scope="module")
