@@ -275,18 +275,25 @@ class MMApp(App[int]):
     def _prompt_changed(self, message: PromptInput.Changed) -> None:
         self.query_one(SlashMenu).show_matches(message.text_area.text)
 
-    # -- the permission question (typing never answers it; F2 goes to it) -----------------
+    # -- the permission question: it takes the keys unless you type; F2 goes to it ---------
 
     @on(PermissionQuestion.Answered)
     def _question_answered(self, message: PermissionQuestion.Answered) -> None:
+        self._question_closed(message.call_id)
         self.action_answer(message.key, message.reason)
-        self.query_one(PromptInput).focus()
+
+    def _question_closed(self, call_id: str) -> None:
+        """The next open question takes the keys it had, or the prompt does (before its row
+        folds it away: Textual would give them to the row)."""
+        screen = self.screen_stack[0]
+        if isinstance(screen, WindowScreen):
+            screen.question_closed(call_id)
 
     def action_focus_question(self) -> None:
-        """F2: go to the open question to answer it."""
+        """F2: go to the open question to answer it (at once: F2 is deliberate)."""
         questions = self.query(PermissionQuestion)
         if questions:
-            questions.first().focus()
+            questions.first().take_keys(guarded=False)
 
     # -- events from the core -------------------------------------------------------------
 
@@ -350,11 +357,13 @@ class MMApp(App[int]):
             case ToolRunning():
                 pass  # the row runs from ToolStarted; a question's answer is PermissionResolved
             case PermissionResolved(call_id=call_id, answer=answer, automatic=automatic):
+                self._question_closed(call_id)
                 if (row := transcript.rows.get(call_id)) is not None:
                     row.resolve(answer, automatic)
                 turns.question_resolved(call_id)
             case ToolFinished(call_id=call_id):
                 turns.tool_finished(call_id)
+                self._question_closed(call_id)  # an interrupt closes a question too
                 await transcript.finish_tool(event)
             case Notice(level=level, text=text):
                 turns.said(text)
@@ -440,22 +449,22 @@ class MMApp(App[int]):
         return isinstance(self.focused, RejectionReason)
 
     def on_key(self, event: events.Key) -> None:
-        """A character typed while a row has the focus goes to the prompt, as expected.
+        """A character typed while a row or a question has the focus goes to the prompt, as
+        expected (a question's a/s/r too, in the moment after it took the keys).
 
         A key that came up to the window was not taken by the prompt (it takes every
         character): it was typed while something else had the focus, maybe the moment
         before the prompt got it, so it goes to the prompt whatever has the focus now."""
-        prompt = self.query_one(PromptInput)
-        if (
-            event.is_printable
-            and event.character
-            and len(self.screen_stack) == 1
-            and event.key not in self.active_bindings  # space folds a focused row
-        ):
+        if not (event.is_printable and event.character and len(self.screen_stack) == 1):
+            return
+        bound = self.active_bindings.get(event.key)  # space folds a focused row
+        if bound is None or not bound.enabled:  # disabled: a question's a/s/r in its guard
+            prompt = self.query_one(PromptInput)
             event.stop()
             # Focused now, not after the keys already queued: a paste the terminal sends as
             # keys would have its spaces and Enter taken by the row as fold keys.
             self.screen.set_focus(prompt)
+            prompt.typing()
             prompt.insert(event.character)
 
     def on_paste(self, event: events.Paste) -> None:
@@ -466,6 +475,7 @@ class MMApp(App[int]):
         if focused is not None and focused is not prompt and len(self.screen_stack) == 1:
             event.stop()
             prompt.focus()
+            prompt.typing()
             remember_paste(prompt.pastes, event.text)
             prompt.insert(event.text)
 

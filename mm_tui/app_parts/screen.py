@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.widget import Widget
 
 from mm_tui.agent.events import ToolStatus
 from mm_tui.widgets.keys_footer import KeysFooter
+from mm_tui.widgets.permission import PROMPT_QUIET_SECONDS, PermissionQuestion
 from mm_tui.widgets.prompt import PromptInput
 from mm_tui.widgets.prompt_history import PromptHistory
 from mm_tui.widgets.slash_menu import SlashMenu
@@ -68,7 +70,7 @@ class WindowScreen(Screen[None]):
         yield SlashMenu(id="slash-menu")
         yield QueuedMessages(id="queue")
         yield StatusLine(id="status-line")
-        yield PromptInput(self.history, root=self.cwd, id="prompt")
+        yield PromptInput(self.history, root=self.cwd, id="prompt", clock=self.clock)
         yield KeysFooter(show_command_palette=False)
 
     @on(Transcript.NewBelow)
@@ -83,6 +85,32 @@ class WindowScreen(Screen[None]):
         """End at the end of the prompt's line: the transcript returns to the bottom."""
         self.query_one(Transcript).scroll_by_key("bottom")
 
+    @on(PermissionQuestion.Shown)
+    def _question_shown(self, message: PermissionQuestion.Shown) -> None:
+        """A question appeared: it takes the keys, unless the person typed into the prompt
+        in the last moment, looks at another screen, or answers another question (then it
+        waits for F2, and the keys stay where they are)."""
+        prompt = self.query_one(PromptInput)
+        if (
+            self.app.screen is self
+            and not prompt.typed_within(PROMPT_QUIET_SECONDS)
+            and _asking(self.focused) is None
+        ):
+            message.question.take_keys()
+
+    def question_closed(self, call_id: str) -> None:
+        """The question of `call_id` was answered or settled: if it had the keys, the next
+        open question takes them (with its own guard), else the prompt has them again."""
+        focused = self.focused
+        asking = _asking(focused)
+        if focused is not None and (asking is None or asking.request.call_id != call_id):
+            return  # the keys were elsewhere: they stay there
+        for question in self.query(PermissionQuestion):
+            if question.request.call_id != call_id and not question.request.future.done():
+                question.take_keys()
+                return
+        self.set_focus(self.query_one(PromptInput))
+
     @on(ToolRow.OutputRequested)
     def _open_output(self, message: ToolRow.OutputRequested) -> None:
         """Ctrl+O on a row: its whole output, full screen."""
@@ -93,6 +121,16 @@ class WindowScreen(Screen[None]):
         self.app.push_screen(
             viewer_for_row(row.call_id, row.title, row.output, kept, running=running)
         )
+
+
+def _asking(focused: Widget | None) -> PermissionQuestion | None:
+    """The question that has the focus (itself, or its reason's line), if any."""
+    if focused is None:
+        return None
+    for node in focused.ancestors_with_self:
+        if isinstance(node, PermissionQuestion):
+            return node
+    return None
 
 
 def open_viewer(app: App[int]) -> OutputViewer | None:

@@ -35,7 +35,8 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "a, s, r",
         "answer the question that has the focus: allow once, for the session (what s allows "
         "is shown), reject (r asks why: Enter rejects, the model reads the reason; Esc goes "
-        "back); typing in the prompt never answers",
+        "back). A question takes the keys when it appears, unless you typed in the prompt in "
+        "the last second; keys in its first 0.4 s are typing, never an answer",
         (
             "question.allow_once",
             "question.allow_session",
@@ -45,7 +46,7 @@ KEY_HELP: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ),
     (
         "F2",
-        "go to the open question (it never takes the focus by itself: typing never answers it)",
+        "go to the open question (one that appeared while you typed waits for F2)",
         ("app.focus_question",),
     ),
     ("Enter, Space, click", "fold or unfold the focused tool row", ("row.toggle",)),

@@ -8,10 +8,14 @@ above it says its size, so that a person knows to scroll to read it all. The pat
 and marked when outside the project; `s` says in words what it grants (`exactly this
 command`, `ls with any arguments (it only reads)`).
 
-An answer is always deliberate: the question owns the keys a/s/r and only while it has the
-focus, and it never takes the focus by itself — F2 (or a click) goes to it. Whatever you type
-in the prompt stays there: a message full of a, s and r answers nothing, and a question that
-arrives while you type is not answered by the next key.
+An answer is always deliberate, and costs one key. The question owns the keys a/s/r while
+it has the focus, and it takes the focus when it appears (`PermissionQuestion.Shown`: the
+window decides), unless the person typed into the prompt in the last `PROMPT_QUIET_SECONDS`:
+then it waits for F2 (or a click) and the prompt keeps its keys. Keys pressed in its first
+`ARRIVAL_GUARD_SECONDS` after it took the focus by itself do not answer it: they are typing,
+and go to the prompt with the focus (type-ahead never answers). After an answer the next open
+question takes the keys, with its own guard; with none, the prompt has them again. F2 is a
+deliberate key: the question it goes to answers at once.
 
 `r` opens a line inside the question for the reason: Enter rejects, and what was
 typed there goes to the model after the rejection text (nothing typed: the plain rejection);
@@ -20,6 +24,8 @@ Esc goes back to a/s/r. The prompt's text is never touched.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on
@@ -50,6 +56,10 @@ AUTOMATIC_ANSWER = "allowed without asking"
 REASON_PLACEHOLDER = "why? (optional: the model reads it)"
 REASON_KEYS = "Enter rejects (with the reason typed above) · Esc back to a/s/r"
 FOCUS_KEY = "f2"
+#: A question that appears within this of the person's last key in the prompt waits for F2.
+PROMPT_QUIET_SECONDS = 1.0
+#: Keys pressed within this after a question took the focus by itself do not answer it.
+ARRIVAL_GUARD_SECONDS = 0.4
 ESCAPE_STYLE = "reverse $warning"
 #: Above a command of more than `LONG_LINES` lines or `LONG_CHARS` characters.
 COMMAND_SIZE = (
@@ -122,7 +132,9 @@ class RejectionReason(Input):
 
 
 class PermissionQuestion(VerticalGroup, can_focus=True):
-    """The question, the command or file (with its diff), and the three keys it owns."""
+    """The question, the command or file (with its diff), and the three keys it owns.
+
+    `clock`: the window's clock (seconds), for the guard after it takes the keys."""
 
     DEFAULT_CSS = """
     PermissionQuestion {
@@ -155,10 +167,27 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
             self.key = key
             self.reason = reason
 
-    def __init__(self, request: PermissionRequest, *, preview_lines: int) -> None:
+    class Shown(Message):
+        """The question is on screen: the window gives it the keys, or leaves them where
+        they are (the person is typing)."""
+
+        def __init__(self, question: PermissionQuestion) -> None:
+            super().__init__()
+            self.question = question
+
+    def __init__(
+        self,
+        request: PermissionRequest,
+        *,
+        preview_lines: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__(classes="permission-question")
         self.request = request
         self.preview_lines = preview_lines
+        self.clock = clock
+        #: a/s/r answer from this time on (the guard after the question appears).
+        self.keys_from = clock() + ARRIVAL_GUARD_SECONDS
 
     def compose(self) -> ComposeResult:
         question = QUESTIONS.get(self.request.name, f"Allow {self.request.name}?")
@@ -174,6 +203,31 @@ class PermissionQuestion(VerticalGroup, can_focus=True):
         if self.request.diff:
             yield DiffLog(self.request.diff, height=self.preview_lines)
         yield Static(self._hints(focused=self.has_focus), classes="keys")
+
+    def on_mount(self) -> None:
+        self.keys_from = self.clock() + ARRIVAL_GUARD_SECONDS
+        self.post_message(self.Shown(self))
+
+    def take_keys(self, *, guarded: bool = True) -> None:
+        """Focus the question. `guarded` (it takes the keys by itself: on arrival, or next
+        after an answer): a/s/r answer only `ARRIVAL_GUARD_SECONDS` from now; until then
+        they are typing (the window hands them to the prompt). F2 is not guarded."""
+        self.keys_from = self.clock() + (ARRIVAL_GUARD_SECONDS if guarded else 0.0)
+        self.screen.set_focus(self)  # now, before the keys already queued
+        if guarded:  # the footer shows a/s/r once they answer
+            self.set_timer(ARRIVAL_GUARD_SECONDS, self.refresh_bindings)
+
+    @property
+    def answering(self) -> bool:
+        """a/s/r answer now (the guard after it took the keys is over)."""
+        return self.clock() >= self.keys_from
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None in the guard: the footer shows a/s/r dimmed, the key is not taken, and the
+        # window hands a printable one to the prompt, as any other letter typed here.
+        if action == "answer" and not self.answering:
+            return None
+        return True
 
     def on_focus(self) -> None:
         self.query_one(".keys", Static).update(self._hints(focused=True))

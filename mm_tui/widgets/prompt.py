@@ -6,6 +6,8 @@ paste is remembered so the transcript can show it folded (`[pasted 200 lines]`).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import events
@@ -55,9 +57,15 @@ class PromptInput(TextAreaHooks):
             self.text = text
 
     def __init__(
-        self, history: PromptHistory, *, root: Path | None = None, id: str | None = None
+        self,
+        history: PromptHistory,
+        *,
+        root: Path | None = None,
+        id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`root`: the project whose files `@` offers (None: `@` is just a character)."""
+        """`root`: the project whose files `@` offers (None: `@` is just a character).
+        `clock`: the window's clock, for when the person last typed here."""
         super().__init__(
             id=id,
             soft_wrap=True,
@@ -73,6 +81,18 @@ class PromptInput(TextAreaHooks):
         self.pastes: list[str] = []
         #: Half-blinks since the last key or focus (`BLINKS_AFTER_INPUT` blinks in all).
         self.blinks = 0
+        self.clock = clock
+        #: When the person last typed here (a key, a paste): a question that appears
+        #: soon after leaves the keys to the prompt.
+        self.typed_at = float("-inf")
+
+    def typing(self) -> None:
+        """The person typed here now (a key or a paste, maybe handed on by the window)."""
+        self.typed_at = self.clock()
+
+    def typed_within(self, seconds: float) -> bool:
+        """The person typed here in the last `seconds`."""
+        return self.clock() - self.typed_at < seconds
 
     def blink_restarting(self) -> None:
         self.blinks = 0
@@ -85,6 +105,9 @@ class PromptInput(TextAreaHooks):
         return True
 
     async def key_pressed(self, event: events.Key) -> None:
+        bound = self.app.active_bindings.get(event.key)
+        if bound is None or bound.node is self:  # F2 and F1 leave the prompt: not typing
+            self.typing()
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -128,6 +151,7 @@ class PromptInput(TextAreaHooks):
 
     def text_pasted(self, event: events.Paste) -> None:
         """Remember a big paste; TextArea's own handler (dispatched after this) inserts it."""
+        self.typing()
         remember_paste(self.pastes, event.text)
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:

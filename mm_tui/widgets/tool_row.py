@@ -85,16 +85,10 @@ class ToolRow(Widget, can_focus=True):
         min-height: 1;
         layout: vertical;
     }
-    ToolRow:focus {
-        /* Plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
-        background: $accent 25%;
-    }
-    ToolRow:hover {
-        background: $boost;
-    }
-    ToolRow.-expanded {
-        height: auto;
-    }
+    /* Focus plainly seen in every theme: $boost (4% white) left it at 234 on 233. */
+    ToolRow:focus { background: $accent 25%; }
+    ToolRow:hover { background: $boost; }
+    ToolRow.-expanded { height: auto; }
     ToolRow > .tool-body {
         height: auto;
         margin-left: 2;
@@ -272,6 +266,13 @@ class ToolRow(Widget, can_focus=True):
             if isinstance(self.parent, Widget):  # the blocks below moved: draw them again,
                 self.parent.refresh()  # even while the transcript grows in place (streaming)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While its question has the keys, Space and v are letters typed (the window hands
+        them to the prompt) and Enter does nothing: they never fold the question away."""
+        if action in ("fold", "toggle_raw") and self.question is not None:
+            return self.screen.focused is self
+        return True
+
     def action_open_output(self) -> None:
         """Ctrl+O: the whole output, full screen, with search."""
         self.post_message(self.OutputRequested(self))
@@ -313,7 +314,10 @@ class ToolRow(Widget, can_focus=True):
 
     def _body_widgets(self) -> list[Widget]:
         if self.question is not None:
-            return [PermissionQuestion(self.question, preview_lines=self.preview_lines)]
+            question = self.question
+            return [
+                PermissionQuestion(question, preview_lines=self.preview_lines, clock=self.clock)
+            ]
         widgets: list[Widget] = []
         if self.show_raw and self.raw:
             label = f"what the model wrote ({self.badge}) — v shows the output again"

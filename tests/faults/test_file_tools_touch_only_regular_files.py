@@ -110,8 +110,8 @@ def test_a_write_or_an_edit_reads_its_file_once(
         reads.append(path)
         return real(path, limit)
 
-    monkeypatch.setattr("mm_tui.agent.tools.write_file.read_regular", counting)
-    monkeypatch.setattr("mm_tui.agent.tools.edit_file.read_regular", counting)
+    # Both tools read what they plan on through one door (the editor's text, or the disk).
+    monkeypatch.setattr("mm_tui.agent.tools.editor_files.read_regular", counting)
     model_server.enqueue(
         Reply(
             tool_calls=[

@@ -118,13 +118,13 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], bool], what: str) 
 
 
 async def answer(pilot: Pilot[Any], key: str) -> None:
-    """Answer the open question deliberately, as the person does: F2 goes to the
-    question, then its key (`r` opens the reason's line: Enter rejects without one)."""
+    """Answer the open question deliberately, as the person does: F2 goes to the question
+    (whether it took the keys or waits: F2 is deliberate, its keys answer at once), then its
+    key (`r` opens the reason's line: Enter rejects without one)."""
     app = pilot.app
     await wait_for(pilot, lambda: bool(app.query(PermissionQuestion)), "a question is shown")
     question = app.query(PermissionQuestion).first()
-    if not question.has_focus:
-        await pilot.press("f2")
+    await pilot.press("f2")
     await wait_for(pilot, lambda: question.has_focus, "the question has the focus")
     await pilot.press(key)
     if key == "r":
@@ -154,12 +154,26 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+class HandClock:
+    """A clock the test moves by hand (`now`, `advance`): no waiting on real time."""
+
+    def __init__(self, now: float = FIXED_TIME) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
 def live_app(model_server: Any, project: Path, tmp_path: Path) -> Iterator[Callable[..., MMApp]]:
-    """Build an app driving the real Agent against the scripted model server."""
+    """Build an app driving the real Agent against the scripted model server (`clock`: the
+    window's clock, e.g. a `HandClock`; the real one by default)."""
     agents: list[Any] = []
 
-    def build(**config_options: Any) -> MMApp:
+    def build(clock: Callable[[], float] | None = None, **config_options: Any) -> MMApp:
         config_options.setdefault("permissions", "ask")
         config = Config(
             base_url=model_server.base_url,
@@ -174,7 +188,11 @@ def live_app(model_server: Any, project: Path, tmp_path: Path) -> Iterator[Calla
             return agent
 
         return MMApp(
-            config, project, agent_factory=factory, history_path=tmp_path / "history.jsonl"
+            config,
+            project,
+            agent_factory=factory,
+            history_path=tmp_path / "history.jsonl",
+            **({"clock": clock} if clock is not None else {}),
         )
 
     yield build
