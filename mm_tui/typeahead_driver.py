@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 
-from textual._xterm_parser import XTermParser  # pinned: tests/architecture/test_private_apis
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
@@ -26,6 +25,8 @@ def typed_messages(typed: str) -> list[Message]:
     (the parser is told the input ended, as it is at the window's close)."""
     if not typed:
         return []
+    from mm_tui.widgets.textual_private import XTermParser  # the driver's own key parser
+
     parser = XTermParser()
     return [*parser.feed(typed), *parser.feed("")]
 

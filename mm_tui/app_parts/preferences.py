@@ -180,7 +180,9 @@ class Preferences:
 
     def _write_to_terminal(self, data: str) -> None:
         # Textual has no public way to write to the terminal; `App.bell` and the clipboard
-        # write through the driver the same way (pinned: tests/architecture/test_private_apis).
-        driver = self.app._driver  # pyright: ignore[reportPrivateUsage]
+        # write through the driver the same way (pinned: tests/architecture/test_textual_private.py).
+        from mm_tui.widgets.textual_private import app_driver
+
+        driver = app_driver(self.app)
         if driver is not None:
             driver.write(data)

@@ -5,7 +5,7 @@ alignment on each `th`/`td` token (`style="text-align:right"`) and Textual drops
 table reads it from its header cells and sets each cell's `text-align`, when it is composed and
 again when streamed rows are added. GFM's rules stand: a delimiter row whose cell count is not
 the header's makes no table at all, and a row's extra cells are dropped (markdown-it does both).
-The private classes used are pinned and tested in tests/architecture/test_private_apis.py.
+Textual's private classes and members come through mm_tui/widgets/textual_private.py.
 """
 
 from __future__ import annotations
@@ -17,11 +17,15 @@ from markdown_it.token import Token
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets._markdown import (
+
+from mm_tui.widgets.textual_private import (
     MarkdownBlock,
     MarkdownTable,
-    MarkdownTableContent,
     MarkdownTH,
+    RowsUpdateHook,
+    block_token,
+    child_blocks,
+    table_headers_and_rows,
 )
 
 Alignment = Literal["left", "center", "right"]
@@ -58,7 +62,7 @@ def _align(cells: Iterable[Widget], alignments: Sequence[Alignment]) -> None:
         cell.styles.text_align = alignments[index % len(alignments)]
 
 
-class AlignedTableContent(MarkdownTableContent):
+class AlignedTableContent(RowsUpdateHook):
     """Textual's table grid, each cell aligned as its column says."""
 
     def __init__(
@@ -72,9 +76,8 @@ class AlignedTableContent(MarkdownTableContent):
         _align(cells, self.alignments)
         yield from cells
 
-    async def _update_rows(self, updated_rows: list[list[Content]]) -> None:
+    def rows_updated(self) -> None:
         """Streamed rows: Textual mounts new cells; they get their column's alignment."""
-        await super()._update_rows(updated_rows)
         _align(self.children, self.alignments)
 
 
@@ -82,19 +85,17 @@ class AlignedTable(MarkdownTable):
     """`table_open` of an answer: Textual's table with the alignment of its delimiter row."""
 
     def compose(self) -> ComposeResult:
-        headers, rows = self._get_headers_and_rows()
-        self._headers = headers
-        self._rows = rows
+        headers, rows = table_headers_and_rows(self)
         yield AlignedTableContent(headers, rows, self.alignments())
 
     def alignments(self) -> list[Alignment]:
         """One per header cell, in order."""
 
         def header_cells(block: MarkdownBlock) -> Iterable[MarkdownTH]:
-            for child in block._blocks:
+            for child in child_blocks(block):
                 if isinstance(child, MarkdownTH):
                     yield child
                 else:
                     yield from header_cells(child)
 
-        return [cell_alignment(cell._token) for cell in header_cells(self)]
+        return [cell_alignment(block_token(cell)) for cell in header_cells(self)]

@@ -55,6 +55,7 @@ from mm_tui.widgets.markdown_lines import (
     Palette,
     top_level_blocks,
 )
+from mm_tui.widgets.textual_private import shift_drawn_rows, token_converter
 
 #: A followed answer grows, or moves up inside itself, by this share of the view at once.
 JUMP_SHARE = 3
@@ -247,15 +248,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
         """Repaint every row, its lines moved up `shift` rows: the rows Textual drew already
         (its styles cache, by row) move with them, so only the rows that come are drawn, and
         those whose text changed (`stale`, rows before the move)."""
-        cache = self._styles_cache
-        drawn: dict[int, Strip] = cache._cache  # pyright: ignore[reportPrivateUsage]
-        dirty: set[int] = cache._dirty_lines  # pyright: ignore[reportPrivateUsage]
-        kept = {y: strip for y, strip in drawn.items() if y not in stale and y not in dirty}
-        self.refresh()  # every row on screen (the terminal has no scroll region)
-        rows = self.size.height
-        moved = {y - shift: strip for y, strip in kept.items() if 0 <= y - shift < rows}
-        cache._cache = moved  # pyright: ignore[reportPrivateUsage]
-        cache._dirty_lines = set(range(rows)).difference(moved)  # pyright: ignore[reportPrivateUsage]
+        shift_drawn_rows(self, shift, stale)
 
     def show_lines_above(self) -> int:
         """Bring back the lines above the widget (a layout); how many there were."""
@@ -275,7 +268,7 @@ class AnswerStream(GrowsInPlace, MarkdownBlock):
 
     def _relayout(self, width: int, palette: Palette | None = None) -> None:
         """Lay everything out again at a new width (or in a new theme)."""
-        renderer = LineRenderer(self._token_to_content, palette or self._palette())
+        renderer = LineRenderer(token_converter(self), palette or self._palette())
         self._layout = IncrementalLines(self._parser.parse, renderer, width)
         if self.text:
             self._layout.extend(self.text)

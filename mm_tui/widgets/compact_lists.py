@@ -15,7 +15,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Size
-from textual.widgets._markdown import (
+
+from mm_tui.widgets.textual_private import (
     MarkdownBlock,
     MarkdownBullet,
     MarkdownBulletList,
@@ -23,6 +24,10 @@ from textual.widgets._markdown import (
     MarkdownOrderedList,
     MarkdownOrderedListItem,
     MarkdownParagraph,
+    block_markdown,
+    block_token,
+    child_blocks,
+    paragraph_content,
 )
 
 
@@ -38,13 +43,13 @@ class ListItemLine(MarkdownBlock):
     """
 
     def __init__(self, item: MarkdownListItem, symbol: str, paragraph: MarkdownParagraph) -> None:
-        super().__init__(item._markdown, item._token)
+        super().__init__(block_markdown(item), block_token(item))
         self.symbol = symbol
-        self.set_content(paragraph._content)
+        self.set_content(paragraph_content(paragraph))
 
     def _wrapped(self, width: int) -> Content:
         indent = len(self.symbol)
-        lines = self._content.wrap(max(1, width - indent)) or [Content("")]
+        lines = paragraph_content(self).wrap(max(1, width - indent)) or [Content("")]
         bullet = Content.styled(self.symbol, "$text-primary")
         pad = Content(" " * indent)
         return Content("\n").join([bullet + lines[0], *(pad + line for line in lines[1:])])
@@ -58,8 +63,8 @@ class ListItemLine(MarkdownBlock):
 
 def _simple_paragraph(block: object) -> MarkdownParagraph | None:
     """The item's only paragraph, when the item holds nothing else."""
-    if isinstance(block, MarkdownListItem) and len(block._blocks) == 1:
-        only = block._blocks[0]
+    if isinstance(block, MarkdownListItem) and len(child_blocks(block)) == 1:
+        only = child_blocks(block)[0]
         if type(only) is MarkdownParagraph:
             return only
     return None
@@ -71,24 +76,24 @@ def _item(block: MarkdownListItem, symbol: str) -> ListItemLine | Horizontal:
         return ListItemLine(block, symbol, paragraph)
     bullet = MarkdownBullet()
     bullet.symbol = symbol
-    return Horizontal(bullet, Vertical(*block._blocks))
+    return Horizontal(bullet, Vertical(*child_blocks(block)))
 
 
 class CompactBulletList(MarkdownBulletList):
     """A bullet list whose simple items are single widgets."""
 
     def compose(self) -> ComposeResult:
-        for block in self._blocks:
+        for block in child_blocks(self):
             if isinstance(block, MarkdownListItem):
                 yield _item(block, block.bullet)
-        self._blocks.clear()
+        child_blocks(self).clear()
 
 
 class CompactOrderedList(MarkdownOrderedList):
     """A numbered list whose simple items are single widgets."""
 
     def compose(self) -> ComposeResult:
-        items = [block for block in self._blocks if isinstance(block, MarkdownListItem)]
+        items = [block for block in child_blocks(self) if isinstance(block, MarkdownListItem)]
         start = 1
         if items and isinstance(items[0], MarkdownOrderedListItem):
             with contextlib.suppress(ValueError):
@@ -96,4 +101,4 @@ class CompactOrderedList(MarkdownOrderedList):
         width = max((len(f"{number}. ") for number in range(start, start + len(items))), default=3)
         for number, block in enumerate(items, start):
             yield _item(block, f"{number}. ".rjust(width + 1))
-        self._blocks.clear()
+        child_blocks(self).clear()

@@ -11,63 +11,12 @@ they were, and the layout that changed their size is already done. So, mixed int
 - any other change (the first size, a new width, a loss of height) is Textual's as before:
   a widget sized before its content was known gets its height from that second layout.
 
-Private members of Textual, overridden here only: pinned in
-tests/architecture/test_private_apis.py (Textual is pinned exactly in pyproject).
+The mixin overrides private members of Textual, so it lives in the adapter that fences them
+(mm_tui/widgets/textual_private.py, pinned in tests/architecture/test_textual_private.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from mm_tui.widgets.textual_private import GrowsInPlace
 
-from textual.geometry import Region, Size
-
-if TYPE_CHECKING:
-
-    class _Mixin:
-        """What the mixin uses of the widget it is mixed into (Textual's `Widget`)."""
-
-        @property
-        def outer_size(self) -> Size: ...
-
-        def _size_updated(
-            self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-        ) -> bool: ...
-
-        def _set_dirty(self, *regions: Region) -> None: ...
-
-else:
-    # Not a Widget: Textual takes a widget's CSS (its DEFAULT_CSS and type name) from its
-    # first base that is a widget, which must stay the widget's own class.
-    _Mixin = object
-
-
-class GrowsInPlace(_Mixin):
-    """Mixed into a widget (before its widget class): a gain in height keeps its lines."""
-
-    _growing = False
-
-    @property
-    def grows_in_place(self) -> bool:
-        """Whether a gain in height keeps the drawn lines and asks for no second layout now
-        (a container whose children Textual lays out in two passes says no)."""
-        return True
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        if not self.grows_in_place:
-            return super()._size_updated(size, virtual_size, container_size, layout)
-        old = self.outer_size
-        self._growing = bool(old) and size.width == old.width and size.height >= old.height
-        try:  # growing, `layout=False`: the layout that set this size already ran
-            growing = self._growing
-            return super()._size_updated(
-                size, virtual_size, container_size, layout=layout and not growing
-            )
-        finally:
-            self._growing = False
-
-    def _set_dirty(self, *regions: Region) -> None:
-        if self._growing and not regions:
-            return  # taller, same width: the lines above are drawn as they were
-        super()._set_dirty(*regions)
+__all__ = ["GrowsInPlace"]

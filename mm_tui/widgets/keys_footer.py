@@ -19,7 +19,11 @@ from textual.app import ComposeResult
 from textual.compose import compose
 from textual.widget import Widget
 from textual.widgets import Footer
-from textual.widgets._footer import FooterKey  # what Footer.compose yields for a key
+
+from mm_tui.widgets.textual_private import (  # FooterKey: what Footer.compose yields for a key
+    FooterKey,
+    footer_pruning,
+)
 
 __all__ = ["KeysFooter"]
 
@@ -49,7 +53,7 @@ class KeysFooter(Footer):
 
     async def recompose(self) -> None:
         # Asked after each change of the bindings; these keys may be on screen already.
-        if self._shown is None or not self.is_attached or self._pruning:
+        if self._shown is None or not self.is_attached or footer_pruning(self):
             await super().recompose()
             return
         if self._keys_shown() == self._shown:

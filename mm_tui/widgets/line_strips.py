@@ -31,6 +31,7 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from mm_tui.widgets.line_selection import placed
+from mm_tui.widgets.textual_private import span_style_resolver
 
 #: The Rich style of each combination of the widget's style and span styles, without the
 #: cells' offsets: (its attributes as `RichStyle` arguments, its meta); None: it holds a link
@@ -127,7 +128,7 @@ def _segments(
 def _runs(widget: Widget, line: Content) -> list[tuple[int, int, tuple[Style, ...]]]:
     """(start, end, styles of the spans over it, in span order) for each run of `line`'s text
     under the same spans, as `Content.render` cuts it."""
-    get_style = widget._get_style  # pyright: ignore[reportPrivateUsage] (Textual's own)
+    get_style = span_style_resolver(widget)
     styles = [
         get_style(span.style) if isinstance(span.style, str) else span.style for span in line.spans
     ]

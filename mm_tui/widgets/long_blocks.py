@@ -39,6 +39,7 @@ from mm_tui.widgets.long_runs import (
     folded_token,
     list_symbols,
 )
+from mm_tui.widgets.textual_private import token_converter
 
 _ITEM = ("list_item_open", "paragraph_open", "inline", "paragraph_close", "list_item_close")
 _RENDER_CHUNK = 64  # lines rendered at a time when they come on screen
@@ -231,7 +232,7 @@ def inline_content(block: MarkdownBlock, token: Token) -> Content:
     children = token.children
     if children is not None and len(children) == 1 and children[0].type == "text":
         return Content(_SPACES.sub(" ", children[0].content))  # as MarkdownBlock does it
-    return block._token_to_content(token)
+    return token_converter(block)(token)
 
 
 class LineBlock(MarkdownBlock):

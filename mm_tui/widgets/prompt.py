@@ -13,9 +13,9 @@ from pathlib import Path
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import TextArea
 
 from mm_tui.widgets.prompt_history import PromptHistory
+from mm_tui.widgets.textual_private import TextAreaHooks
 from mm_tui.window.slash_commands import complete_command
 
 #: After a key or focus the cursor blinks this many times (a second each), then stands shown
@@ -23,7 +23,7 @@ from mm_tui.window.slash_commands import complete_command
 BLINKS_AFTER_INPUT = 10
 
 
-class PromptInput(TextArea):
+class PromptInput(TextAreaHooks):
     """A multi-line TextArea that sends on Enter; history steps only at its first/last line."""
 
     DEFAULT_CSS = """
@@ -94,23 +94,17 @@ class PromptInput(TextArea):
         """The person typed here in the last `seconds`."""
         return self.clock() - self.typed_at < seconds
 
-    def _restart_blink(self) -> None:
+    def blink_restarting(self) -> None:
         self.blinks = 0
-        super()._restart_blink()
 
-    def _toggle_cursor_blink_visible(self) -> None:
+    def blink_may_toggle(self) -> bool:
         if self.blinks >= 2 * BLINKS_AFTER_INPUT and self.cursor_visible_now:
             self.blink_timer.pause()  # the cursor stands, shown; a key or focus blinks it again
-            return
+            return False
         self.blinks += 1
-        super()._toggle_cursor_blink_visible()
+        return True
 
-    @property
-    def cursor_visible_now(self) -> bool:
-        """The cursor is drawn at this point of its blink."""
-        return self._cursor_visible
-
-    async def _on_key(self, event: events.Key) -> None:
+    async def key_pressed(self, event: events.Key) -> None:
         bound = self.app.active_bindings.get(event.key)
         if bound is None or bound.node is self:  # F2 and F1 leave the prompt: not typing
             self.typing()
@@ -120,7 +114,7 @@ class PromptInput(TextArea):
             self._submit()
             return
         if event.character == "@" and self.root is not None and self._at_word_start():
-            await super()._on_key(event)
+            await self.text_area_key(event)
             self._open_file_picker(self.root)
             return
         if event.key == "up" and self.cursor_location[0] == 0:
@@ -137,7 +131,7 @@ class PromptInput(TextArea):
                 event.prevent_default()
                 self._show(entry)
                 return
-        await super()._on_key(event)
+        await self.text_area_key(event)
 
     def _open_file_picker(self, root: Path) -> None:
         """`@`: pick a file of the project; its path follows the `@` (Esc leaves the `@`)."""
@@ -155,7 +149,7 @@ class PromptInput(TextArea):
         line = self.document.get_line(row)
         return column == 0 or line[column - 1 : column].isspace()
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    def text_pasted(self, event: events.Paste) -> None:
         """Remember a big paste; TextArea's own handler (dispatched after this) inserts it."""
         self.typing()
         remember_paste(self.pastes, event.text)

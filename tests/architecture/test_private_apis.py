@@ -1,5 +1,8 @@
 """Private members of pinned libraries that mm-tui cannot avoid, each used here the way the
 code uses it, so a Textual upgrade that changes them fails this test and not a user's window.
+The code reaches every one of them through the adapter mm_tui/widgets/textual_private.py
+(tests/architecture/test_textual_private.py keeps them there and pins their shapes); the
+modules named below call it.
 
 Textual 8.2.8 (pinned exactly in pyproject) exports no list block classes from its public
 `textual.widgets.markdown`; `mm_tui/widgets/compact_lists.py` subclasses them and reads each
