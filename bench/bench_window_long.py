@@ -227,15 +227,29 @@ def child_headless(base_url: str) -> None:
 def _run_window(base_url: str, looked_for: str) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
         _workdir(home)
-        output = subprocess.run(
-            [sys.executable, "-m", "bench.bench_window_long", "window", base_url, looked_for],
-            capture_output=True, text=True, env=_env(home), cwd=home,
-        )  # fmt: skip
-    lines = output.stdout.strip().splitlines()
-    if output.returncode or not lines:
-        print(f"window child failed: {output.stderr.strip()[-3000:]}", file=sys.stderr)
-        return {"seen": float("nan")}
-    return json.loads(lines[-1])
+        with tempfile.TemporaryFile("w+") as errors:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "bench.bench_window_long", "window", base_url, looked_for],
+                stdout=subprocess.PIPE, stderr=errors, text=True, env=_env(home), cwd=home,
+            )  # fmt: skip
+            assert child.stdout is not None
+            out = child.stdout.read()
+            cpu = _cpu_of(child)
+            errors.seek(0)
+            err = errors.read()
+    lines = out.strip().splitlines()
+    if child.returncode or not lines:
+        print(f"window child failed: {err.strip()[-3000:]}", file=sys.stderr)
+        return {"seen": float("nan"), "process_cpu": cpu}
+    return {**json.loads(lines[-1]), "process_cpu": cpu}
+
+
+def _cpu_of(child: subprocess.Popen[Any]) -> float:
+    """The CPU seconds (user and system, every thread) of a child whose output ended, read as
+    it is reaped (so not by `wait()`, which reaps it without them)."""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _run_headless(base_url: str, looked_for: str) -> dict[str, float]:
@@ -252,8 +266,8 @@ def _run_headless(base_url: str, looked_for: str) -> dict[str, float]:
             tail = (tail + data)[-4096:]
             if seen != seen and looked_for.encode() in tail:
                 seen = time.monotonic()
-        child.wait()
-    return {"seen": seen}
+        cpu = _cpu_of(child)
+    return {"seen": seen, "process_cpu": cpu}
 
 
 # -- the parent ----------------------------------------------------------------------------
@@ -289,21 +303,26 @@ def bench_answer(paced: bool, runs: int = RUNS, items: int = ITEMS) -> list[dict
 
 def bench_calls(runs: int = RUNS, calls: int = CALLS) -> list[dict[str, Any]]:
     script = calls_script(calls)
-    window, headless = [], []
+    window, headless, window_cpu, headless_cpu = [], [], [], []
     for _ in range(runs):
-        for kind, into in (("window", window), ("headless", headless)):
+        for kind, into, cpu in (("window", window, window_cpu),
+                                ("headless", headless, headless_cpu)):  # fmt: skip
             with timed_server(script) as (base_url, times):
                 runner = _run_window if kind == "window" else _run_headless
                 seen = runner(base_url, FINAL)
             into.append(seen["seen"] - times["arrived"][0])
+            cpu.append(seen["process_cpu"])
             print(f"calls {kind}: {into[-1]:.2f} s {seen}", file=sys.stderr, flush=True)
     ratios = [w / h for w, h in zip(window, headless, strict=True)]
     print(f"calls: window {_spread(window)} s, -p {_spread(headless)} s, "
-          f"ratios {_spread(ratios)}", file=sys.stderr)  # fmt: skip
+          f"ratios {_spread(ratios)}; CPU window {_spread(window_cpu)} s, "
+          f"-p {_spread(headless_cpu)} s", file=sys.stderr)  # fmt: skip
+    what = f"one turn of {calls} model calls of 4 tool calls each"
     return [
-        row(f"one turn of {calls} model calls of 4 tool calls each: first request to its "
-            f"answer shown, window vs -p (medians of {runs})",
+        row(f"{what}: first request to its answer shown, window vs -p (medians of {runs})",
             statistics.median(window), statistics.median(headless), unit="s", max_ratio=1.3),
+        row(f"{what}: CPU of the whole process (start-up and exit too), window vs -p",
+            statistics.median(window_cpu), statistics.median(headless_cpu), unit="s"),
     ]  # fmt: skip
 
 

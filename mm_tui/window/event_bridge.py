@@ -12,6 +12,8 @@ it never touches a widget.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -129,6 +131,62 @@ class EventsSettled(Message):
 #: its state) a few milliseconds apart, and taken together they are one layout and one frame
 #: instead of one each (~5 ms of the model's machine apiece, issue 16).
 SETTLE_SECONDS = 0.02
+#: While events flood in (a turn of hundreds of quick calls), the window's own thread (taking
+#: them, laying out, drawing) may use at most this share of the time: its work holds the GIL
+#: the core's thread needs, and such a turn took 4 times as long in the window as in `-p` ...
+WINDOW_SHARE = 0.1
+#: ... after a burst of this many CPU seconds, which a window that was quiet spends at once
+#: (a first token, a turn's end are never held back) ...
+BURST_SECONDS = 0.1
+#: ... and what arrived never waits longer than this to be taken.
+MOST_WAIT_SECONDS = 0.5
+
+
+class TakePace:
+    """When the window may next take events: `SETTLE_SECONDS` after the first of a burst, or
+    later while its takes cost more than `WINDOW_SHARE` of the time (a token bucket: it earns
+    `WINDOW_SHARE` CPU seconds a second, holds at most `BURST_SECONDS`, and each take spends
+    what its thread's CPU clock `cpu` says it cost, from its start to its frame drawn). Rows
+    then come in fewer, larger batches: each lays the screen out and repaints the followed
+    view once, whatever it holds."""
+
+    def __init__(
+        self,
+        cpu: Callable[[], float] = time.thread_time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cpu = cpu
+        self._clock = clock
+        self._credit = BURST_SECONDS
+        self._at = clock()
+        self._take_cpu: float | None = None  # the CPU clock when the take being drawn began
+
+    def _earn(self) -> float:
+        now = self._clock()
+        self._credit = min(BURST_SECONDS, self._credit + (now - self._at) * WINDOW_SHARE)
+        self._at = now
+        return self._credit
+
+    def taken(self) -> None:
+        """A take begins."""
+        if self._take_cpu is None:
+            self._take_cpu = self._cpu()
+
+    def drawn(self) -> None:
+        """The frame after the take is drawn: the take's cost is spent."""
+        if self._take_cpu is not None:
+            self._earn()
+            self._credit -= self._cpu() - self._take_cpu
+            self._take_cpu = None
+
+    def wait(self) -> float:
+        """Seconds from now until the next take."""
+        owed = -self._earn()
+        return min(MOST_WAIT_SECONDS, max(SETTLE_SECONDS, owed / WINDOW_SHARE))
+
+    def due(self) -> bool:
+        """Whether the window is within its share (a take now need not wait)."""
+        return self._earn() >= 0
 
 
 class Ticked(Message):
