@@ -91,6 +91,7 @@ class MMApp(App[int]):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
     _settling = False  # events arrived; they are taken `SETTLE_SECONDS` after the first
+    _settle_at = 0.0  # (or as `self.pace` says): when, on time.monotonic
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         _scroll("pageup,shift+pageup", "page_up", "Page up"),
@@ -296,9 +297,11 @@ class MMApp(App[int]):
         """The first event of a burst: the rest comes within `SETTLE_SECONDS`, and all are
         taken then, together (the clock's tick may take them sooner)."""
         self.ticker.wake()
-        if not self._settling:
-            self._settling = True
-            self.set_timer(self.pace.wait(), lambda: self.post_message(notes.EventsSettled()))
+        wait = notes.SETTLE_SECONDS if self.bridge.urgent else self.pace.wait()
+        now = time.monotonic()
+        if not self._settling or self._settle_at - now > wait:  # an urgent one: sooner
+            self._settling, self._settle_at = True, now + wait
+            self.set_timer(wait, lambda: self.post_message(notes.EventsSettled()))
 
     @property
     def events_waiting(self) -> bool:

@@ -24,10 +24,12 @@ from mm_tui.agent.events import (
     Event,
     Notice,
     NoticeLevel,
+    PermissionRequest,
     ReasoningDelta,
     TextDelta,
     ToolOutputDelta,
     TurnEnded,
+    TurnStarted,
 )
 from mm_tui.agent.port import AgentPort
 
@@ -223,6 +225,18 @@ def coalesce(events: list[WindowEvent]) -> list[WindowEvent]:
 
 #: Deltas the window may leave queued for its next tick (`EventBridge.hold_deltas`).
 HELD = (TextDelta, ReasoningDelta)
+#: Events a person waits for (the first words, a question, the turn's start and end): taken
+#: `SETTLE_SECONDS` after they come, never later (`TakePace` spaces the others out).
+URGENT = (
+    TextDelta,
+    ReasoningDelta,
+    TurnStarted,
+    TurnEnded,
+    PermissionRequest,
+    UserMessageShown,
+    AgentReady,
+    TurnWorkerDone,
+)
 
 
 class EventBridge:
@@ -240,13 +254,19 @@ class EventBridge:
         self._pending: list[WindowEvent] = []
         self._announced = False
         self.hold_deltas = False
+        #: An `URGENT` event waits (announced again if the others were announced before it).
+        self.urgent = False
 
     def __call__(self, event: WindowEvent) -> None:
         with self._lock:
             self._pending.append(event)
-            if self._announced or (self.hold_deltas and isinstance(event, HELD)):
+            if self.hold_deltas and isinstance(event, HELD):
+                return
+            urgent = isinstance(event, URGENT)
+            if self._announced and (self.urgent or not urgent):
                 return
             self._announced = True
+            self.urgent = self.urgent or urgent
         self._target.post_message(EventsArrived())
 
     @property
@@ -258,5 +278,5 @@ class EventBridge:
         """Every event queued so far, oldest first, deltas joined."""
         with self._lock:
             events, self._pending = self._pending, []
-            self._announced = False
+            self._announced = self.urgent = False
         return coalesce(events)

@@ -4,11 +4,13 @@ nothing here is timed."""
 
 from __future__ import annotations
 
+from mm_tui.agent.events import Notice, TextDelta, ToolFinished, ToolStarted, ToolStatus, TurnEnded
 from mm_tui.window.event_bridge import (
     BURST_SECONDS,
     MOST_WAIT_SECONDS,
     SETTLE_SECONDS,
     WINDOW_SHARE,
+    EventBridge,
     TakePace,
 )
 
@@ -55,3 +57,31 @@ def test_a_flood_of_costly_takes_is_spaced_to_the_share_and_never_waits_too_long
     assert share <= WINDOW_SHARE * 1.1, share  # the burst allowance aside
     clocks.take(pace, 5.0, after=0.0)  # one enormous take
     assert pace.wait() == MOST_WAIT_SECONDS
+
+
+class Target:
+    """Counts the `EventsArrived` the bridge posts."""
+
+    def __init__(self) -> None:
+        self.posted = 0
+
+    def post_message(self, message: object) -> bool:
+        self.posted += 1
+        return True
+
+
+def test_an_event_a_person_waits_for_is_announced_even_behind_a_paced_burst() -> None:
+    """Rows of a flood wait for the pace; the turn's end, a question or the first words that
+    come behind them are announced again, so the window takes them all without the wait."""
+    target = Target()
+    bridge = EventBridge(target)  # type: ignore[arg-type]
+    bridge(ToolStarted("c1", "bash", {}, "bash echo 1"))
+    bridge(ToolFinished("c1", "bash", "", ToolStatus.DONE, 0.1, "1\n"))
+    assert (target.posted, bridge.urgent) == (1, False)  # one announcement for the burst
+    bridge(TurnEnded("answered"))
+    bridge(Notice("info", "after"))
+    assert (target.posted, bridge.urgent) == (2, True)  # the end, announced once more
+    assert len(bridge.take()) == 4 and not bridge.urgent
+    bridge.hold_deltas = True
+    bridge(TextDelta("held for the tick"))
+    assert target.posted == 2
