@@ -314,8 +314,8 @@ class MMApp(App[int]):
         await self.take_events()
 
     async def take_due_events(self) -> None:
-        """The tick's take: deltas held for it, and a burst whose wait kept to the pace."""
-        if not self._settling or self.pace.due():
+        """The tick's take: deltas held for it, and events announced if within the pace."""
+        if not (self._settling or self.bridge.announced) or self.pace.due():
             await self.take_events()
 
     async def take_events(self) -> None:

@@ -136,12 +136,12 @@ SETTLE_SECONDS = 0.02
 #: While events flood in (a turn of hundreds of quick calls), the window's own thread (taking
 #: them, laying out, drawing) may use at most this share of the time: its work holds the GIL
 #: the core's thread needs, and such a turn took 4 times as long in the window as in `-p` ...
-WINDOW_SHARE = 0.1
+WINDOW_SHARE = 0.05
 #: ... after a burst of this many CPU seconds, which a window that was quiet spends at once
 #: (a first token, a turn's end are never held back) ...
 BURST_SECONDS = 0.1
 #: ... and what arrived never waits longer than this to be taken.
-MOST_WAIT_SECONDS = 0.5
+MOST_WAIT_SECONDS = 1.0
 
 
 class TakePace:
@@ -268,6 +268,11 @@ class EventBridge:
             self._announced = True
             self.urgent = self.urgent or urgent
         self._target.post_message(EventsArrived())
+
+    @property
+    def announced(self) -> bool:
+        """Events other than held deltas wait: an `EventsArrived` was posted for them."""
+        return self._announced
 
     @property
     def pending(self) -> bool:
