@@ -21,6 +21,7 @@ SUITES = (
     "bench.bench_lsp",
     "bench.bench_window",
     "bench.bench_window_idle",
+    "bench.bench_window_long",
     "bench.bench_corpus",
     "bench.bench_sessions",
     "bench.bench_transport",

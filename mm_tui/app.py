@@ -91,6 +91,7 @@ class MMApp(App[int]):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses live elsewhere
     TITLE = "mm-tui"
     _settling = False  # events arrived; they are taken `SETTLE_SECONDS` after the first
+    _settle_at = 0.0  # (or as `self.pace` says): when, on time.monotonic
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         _scroll("pageup,shift+pageup", "page_up", "Page up"),
@@ -141,6 +142,7 @@ class MMApp(App[int]):
         self.first_run = first_run
         self.pick_session = pick_session
         self.bridge = notes.EventBridge(self)
+        self.pace = notes.TakePace()  # when the bridge's events are taken
         self.history = PromptHistory(
             history_path if history_path is not None else default_history_path()
         )
@@ -155,7 +157,7 @@ class MMApp(App[int]):
         self.surface = ScreenSurface(self, self.bridge, self.preferences.remapped_keys)
         self.turns = TurnController(self.surface, self.bridge, config_view(config, cwd), clock)
         self.commands = SlashCommands(self.turns, self.surface, cwd)
-        self.ticker = Clock(self, self.turns, self.bridge, self.take_events)
+        self.ticker = Clock(self, self.turns, self.bridge, self.take_due_events, self.pace)
         self.starter = CoreStart(
             self,
             agent_factory,
@@ -302,9 +304,11 @@ class MMApp(App[int]):
         """The first event of a burst: the rest comes within `SETTLE_SECONDS`, and all are
         taken then, together (the clock's tick may take them sooner)."""
         self.ticker.wake()
-        if not self._settling:
-            self._settling = True
-            self.set_timer(notes.SETTLE_SECONDS, lambda: self.post_message(notes.EventsSettled()))
+        wait = notes.SETTLE_SECONDS if self.bridge.urgent else self.pace.wait()
+        now = time.monotonic()
+        if not self._settling or self._settle_at - now > wait:  # an urgent one: sooner
+            self._settling, self._settle_at = True, now + wait
+            self.set_timer(wait, lambda: self.post_message(notes.EventsSettled()))
 
     @property
     def events_waiting(self) -> bool:
@@ -316,13 +320,20 @@ class MMApp(App[int]):
         self._settling = False
         await self.take_events()
 
+    async def take_due_events(self) -> None:
+        """The tick's take: deltas held for it, and events announced if within the pace."""
+        if not (self._settling or self.bridge.announced) or self.pace.due():
+            await self.take_events()
+
     async def take_events(self) -> None:
+        self.pace.taken()
         with self.batch_update():  # the events' changes drawn in one frame, after one layout
             for event in self.bridge.take():
                 if not self.is_running:  # shutting down: the widgets are gone, a worker talks
                     return
                 await self.apply_event(event)
             await self.transcript.flush()  # the batch's new blocks mounted together, now
+        self.call_after_refresh(self.pace.drawn)  # what the take cost, its frame included
         # The answer is on screen: its next deltas wait for the tick (EventBridge).
         self.bridge.hold_deltas = self.transcript.clocked and self.transcript.streaming
 

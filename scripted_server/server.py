@@ -1,9 +1,8 @@
 """A real HTTP server on 127.0.0.1 that plays scripted replies through the chat-completions API.
 
 Standard library only: a ThreadingHTTPServer in a daemon thread, HTTP/1.1 keep-alive, SSE bodies
-sent with chunked transfer encoding (what httpx reads best, and it lets a fault end a body
-cleanly or cut it). `stop()` wakes every delay, shuts every open connection and joins every
-handler thread, so no test leaks a thread or a socket.
+sent chunked (what httpx reads best; a fault ends a body cleanly or cuts it). `stop()` wakes
+every delay, shuts every open connection and joins every handler: no test leaks a thread.
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from http import HTTPStatus
@@ -53,10 +53,8 @@ class _HTTPServer(TrackedHTTPServer):
 
 
 class ScriptedServer:
-    """An OpenAI-compatible model server that answers from a queue of `Reply`s.
-
-    Use as a context manager (started on enter, stopped on exit), or call start()/stop().
-    """
+    """An OpenAI-compatible model server that answers from a queue of `Reply`s. Use as a
+    context manager (started on enter, stopped on exit), or call start()/stop()."""
 
     def __init__(self, dialect: str = "openai", port: int = 0) -> None:
         self._dialect = DIALECTS[0]
@@ -78,6 +76,8 @@ class ScriptedServer:
         self.grammars: list[dict[str, Any] | None] = []
         #: Every JSON body received on /chat/completions, in order.
         self.requests: list[dict[str, Any]] = []
+        self.arrived_at: list[float] = []  # when each came (time.monotonic), and when its
+        self.answered_at: list[float] = []  # reply was all sent: what a bench times from
         #: Every other request: (method, path, JSON body or None).
         self.other_requests: list[tuple[str, str, Any]] = []
         self._replies: deque[Reply] = deque()
@@ -169,6 +169,7 @@ class ScriptedServer:
         schema = schema_of(body, self.dialect) if self.grammar != "ignore" else None
         with self._captured:
             self.requests.append(body)
+            self.arrived_at.append(time.monotonic())
             self.grammars.append(schema if self.grammar == "honour" else None)
             self._captured.notify_all()
             if schema is not None and self.grammar == "refuse":
@@ -268,6 +269,7 @@ class _Handler(QuietHandler):
                 raise _ConnectionCut
             else:
                 self.send_json(200, builder.completion(reply, usage), reply.headers)
+            owner.answered_at.append(time.monotonic())
         except (_ConnectionCut, BrokenPipeError, ConnectionResetError):
             self.cut()
 

@@ -7,7 +7,9 @@ held by the `EventBridge` are taken on it. While the model's text flows (`Writin
 stand still, the answer draws whole lines only (`LineGate`), the window ticks every
 `FLOW_TICK_SECONDS` (a second, slower timer: each tick wakes the window's loop), and the turn's
 time (whole seconds) is drawn with the answer's frames, or once a second when there are none.
-While the window waits (the model, a tool, a pause in the text) the spinner turns. When no
+While the window waits (the model, a tool, a pause in the text) the spinner turns, but not
+while the window is over its share of the time (`event_bridge.TakePace`: a flood of quick
+calls), when its frames would slow the core down. When no
 turn runs and no event waits, the clock sleeps (its timers paused: an idle window wakes for
 nothing); a state shown on the status line or an event from the core wakes it.
 
@@ -44,7 +46,7 @@ class Clock:
     """Ticks `app` while a turn runs; `frame` numbers the spinner's frames.
 
     `turns`: is a turn running, since when; `bridge`: the core's events, deltas held for the
-    tick; `take_events`: the app applies what the bridge holds."""
+    tick; `take_events`: the app applies what the bridge holds (as its pace allows)."""
 
     def __init__(
         self,
@@ -52,8 +54,11 @@ class Clock:
         turns: TurnController,
         bridge: notes.EventBridge,
         take_events: Callable[[], Awaitable[None]],
+        pace: notes.TakePace | None = None,
     ) -> None:
         self.app = app
+        #: Over its share of the time (a flood of rows), the window skips the spinner's frames.
+        self.pace = pace
         self.turns = turns
         self.bridge = bridge
         self.take_events = take_events
@@ -122,7 +127,7 @@ class Clock:
         drew = await transcript.tick()
         since = transcript.clock() - transcript.text_at
         self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS)
-        if not self.flowing:
+        if not self.flowing and (self.pace is None or self.pace.due()):
             self.frame += 1
             status_line.frame = self.frame
             for row in transcript.running_rows():

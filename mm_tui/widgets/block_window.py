@@ -163,12 +163,17 @@ class BlockWindow(VerticalScroll):
         if not pending:
             return
         if self.following and not self._below:
-            # Blocks that would be archived right after mounting are archived unmounted.
+            # Blocks that would be archived right after mounting are archived unmounted, after
+            # the mounted ones (older: they leave first, or the order would break).
             keep = len(pending) - self._least()
-            if keep > 0:
+            mounted = list(self.children)
+            if keep > 0 and self._settled_prefix(mounted) == len(mounted):
                 gone = self._settled_prefix(pending[:keep])
-                self._archive += self._to_records(pending[:gone])
-                pending = pending[gone:]
+                if gone:
+                    self._archive += self._to_records(mounted)
+                    await self.remove_children(mounted)
+                    self._archive += self._to_records(pending[:gone])
+                    pending = pending[gone:]
         if self._below and self._gap is None:
             self._gap = pending[0]  # the tail starts here, after the records below
         await self.mount_all(pending)

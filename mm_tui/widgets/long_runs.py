@@ -138,14 +138,28 @@ def _table_runs(lines: list[str]) -> list[_Run]:
 
 
 class RunParser(MarkdownIt):
-    """markdown-it with long plain runs of list items and table rows parsed apart."""
+    """markdown-it with long plain runs of list items and table rows parsed apart.
+
+    A streaming answer is parsed again, whole from its open block, each time it is drawn: a
+    list of thousands of items parsed each item's inline Markdown again every time (a second
+    per draw at 5,000 items). The inline token of an item or cell, by its text and line, is
+    kept from one parse to the next (the same object: the answer's drawing keeps its lines
+    by it too), so a growing run costs what it gained; only the last parse's are kept."""
 
     def __init__(self, config: str = "gfm-like") -> None:
         super().__init__(config)
         self._stand_in = f"mmlongrun{uuid.uuid4().hex}"
+        self._inlines: dict[tuple[str, int], Token] = {}  # the last parse's
+        self._kept: dict[tuple[str, int], Token] = {}  # this parse's
 
     def parse(self, src: str, env: MutableMapping[str, Any] | None = None) -> list[Token]:
-        env = {} if env is None else env
+        self._kept = {}
+        try:
+            return self._parse(src, {} if env is None else env)
+        finally:
+            self._inlines, self._kept = self._kept, {}
+
+    def _parse(self, src: str, env: MutableMapping[str, Any]) -> list[Token]:
         if "\r" in src or "\0" in src:  # left to markdown-it's normalisation
             return super().parse(src, env)
         lines = src.split("\n")
@@ -238,7 +252,16 @@ class RunParser(MarkdownIt):
         return None
 
     def _inline(self, text: str, line: int, env: dict[str, Any]) -> Token:
-        """The inline token markdown-it makes of a one-line paragraph or cell `text`."""
+        """The inline token markdown-it makes of a one-line paragraph or cell `text` (the
+        last parse's when it had the same text on the same line)."""
+        key = (text, line)
+        token = self._inlines.get(key)
+        if token is None:
+            token = self._parsed_inline(text, line, env)
+        self._kept[key] = token
+        return token
+
+    def _parsed_inline(self, text: str, line: int, env: dict[str, Any]) -> Token:
         linkify = self.linkify if self.options["linkify"] else None
         if _INLINE_MARKUP.search(text) or (linkify is not None and linkify.test(text)):
             token = self.parseInline(text, env)[0]

@@ -132,11 +132,18 @@ class Context:
 
 
 class LineRenderer:
-    """Turns markdown-it tokens into lines at a width; one per answer, made per theme."""
+    """Turns markdown-it tokens into lines at a width; one per answer, made per theme.
+
+    A long list's items are drawn once: an item whose inline token is the one drawn before
+    (the answer's parser keeps them, long_runs.RunParser) keeps its lines, so a list of
+    thousands of items growing at its end costs each draw its new items only."""
 
     def __init__(self, inline: Inline, palette: Palette) -> None:
         self.inline = inline
         self.palette = palette
+        # By the inline token's id, with the token (kept alive, so its id is its own): the
+        # last long list's items, drawn (symbol, width, lines).
+        self._items: dict[int, tuple[Token, str, int, list[Content]]] = {}
 
     def block(self, tokens: list[Token], first: int, last: int, width: int,
               where: Context | None = None) -> Drawn:  # fmt: skip
@@ -160,9 +167,7 @@ class LineRenderer:
         if kind == "table_open":
             return self._table(tokens, first, last, width)
         if kind == LONG_LIST:
-            items = [self.inline(inline) for inline in tokens[first].meta["inlines"]]
-            symbols: list[str] = tokens[first].meta["symbols"]
-            return Drawn(list_lines(list(zip(symbols, items, strict=True)), width - 1), 0, 1)
+            return Drawn(self._long_list(tokens[first], width - 1), 0, 1)
         if kind == LONG_TABLE:
             meta = tokens[first].meta
             rows = [[self.inline(cell) for cell in row] for row in meta["rows"]]
@@ -175,6 +180,21 @@ class LineRenderer:
         return stack(
             [self.block(tokens, a, b, width, where) for a, b in _blocks(tokens, start, end)]
         )
+
+    def _long_list(self, token: Token, width: int) -> list[Content]:
+        """Each item's lines, those of an item drawn last time (same token, symbol and
+        width) kept."""
+        symbols: list[str] = token.meta["symbols"]
+        drawn, self._items = self._items, {}
+        lines: list[Content] = []
+        for symbol, inline in zip(symbols, token.meta["inlines"], strict=True):
+            known = drawn.get(id(inline))
+            if known is None or known[0] is not inline or known[1:3] != (symbol, width):
+                item = list_lines([(symbol, self.inline(inline))], width)
+                known = (inline, symbol, width, item)
+            self._items[id(inline)] = known
+            lines += known[3]
+        return lines
 
     def _heading(self, token: Token, inline: Token, width: int) -> Drawn:
         level = int(token.tag[1:])

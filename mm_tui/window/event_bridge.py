@@ -12,6 +12,8 @@ it never touches a widget.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -22,10 +24,12 @@ from mm_tui.agent.events import (
     Event,
     Notice,
     NoticeLevel,
+    PermissionRequest,
     ReasoningDelta,
     TextDelta,
     ToolOutputDelta,
     TurnEnded,
+    TurnStarted,
 )
 from mm_tui.agent.port import AgentPort
 
@@ -129,6 +133,62 @@ class EventsSettled(Message):
 #: its state) a few milliseconds apart, and taken together they are one layout and one frame
 #: instead of one each (~5 ms of the model's machine apiece: bench/bench_window.py).
 SETTLE_SECONDS = 0.02
+#: While events flood in (a turn of hundreds of quick calls), the window's own thread (taking
+#: them, laying out, drawing) may use at most this share of the time: its work holds the GIL
+#: the core's thread needs, and such a turn took 4 times as long in the window as in `-p` ...
+WINDOW_SHARE = 0.05
+#: ... after a burst of this many CPU seconds, which a window that was quiet spends at once
+#: (a first token, a turn's end are never held back) ...
+BURST_SECONDS = 0.1
+#: ... and what arrived never waits longer than this to be taken.
+MOST_WAIT_SECONDS = 1.0
+
+
+class TakePace:
+    """When the window may next take events: `SETTLE_SECONDS` after the first of a burst, or
+    later while its takes cost more than `WINDOW_SHARE` of the time (a token bucket: it earns
+    `WINDOW_SHARE` CPU seconds a second, holds at most `BURST_SECONDS`, and each take spends
+    what its thread's CPU clock `cpu` says it cost, from its start to its frame drawn). Rows
+    then come in fewer, larger batches: each lays the screen out and repaints the followed
+    view once, whatever it holds."""
+
+    def __init__(
+        self,
+        cpu: Callable[[], float] = time.thread_time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cpu = cpu
+        self._clock = clock
+        self._credit = BURST_SECONDS
+        self._at = clock()
+        self._take_cpu: float | None = None  # the CPU clock when the take being drawn began
+
+    def _earn(self) -> float:
+        now = self._clock()
+        self._credit = min(BURST_SECONDS, self._credit + (now - self._at) * WINDOW_SHARE)
+        self._at = now
+        return self._credit
+
+    def taken(self) -> None:
+        """A take begins."""
+        if self._take_cpu is None:
+            self._take_cpu = self._cpu()
+
+    def drawn(self) -> None:
+        """The frame after the take is drawn: the take's cost is spent."""
+        if self._take_cpu is not None:
+            self._earn()
+            self._credit -= self._cpu() - self._take_cpu
+            self._take_cpu = None
+
+    def wait(self) -> float:
+        """Seconds from now until the next take."""
+        owed = -self._earn()
+        return min(MOST_WAIT_SECONDS, max(SETTLE_SECONDS, owed / WINDOW_SHARE))
+
+    def due(self) -> bool:
+        """Whether the window is within its share (a take now need not wait)."""
+        return self._earn() >= 0
 
 
 class Ticked(Message):
@@ -165,6 +225,18 @@ def coalesce(events: list[WindowEvent]) -> list[WindowEvent]:
 
 #: Deltas the window may leave queued for its next tick (`EventBridge.hold_deltas`).
 HELD = (TextDelta, ReasoningDelta)
+#: Events a person waits for (the first words, a question, the turn's start and end): taken
+#: `SETTLE_SECONDS` after they come, never later (`TakePace` spaces the others out).
+URGENT = (
+    TextDelta,
+    ReasoningDelta,
+    TurnStarted,
+    TurnEnded,
+    PermissionRequest,
+    UserMessageShown,
+    AgentReady,
+    TurnWorkerDone,
+)
 
 
 class EventBridge:
@@ -182,14 +254,25 @@ class EventBridge:
         self._pending: list[WindowEvent] = []
         self._announced = False
         self.hold_deltas = False
+        #: An `URGENT` event waits (announced again if the others were announced before it).
+        self.urgent = False
 
     def __call__(self, event: WindowEvent) -> None:
         with self._lock:
             self._pending.append(event)
-            if self._announced or (self.hold_deltas and isinstance(event, HELD)):
+            if self.hold_deltas and isinstance(event, HELD):
+                return
+            urgent = isinstance(event, URGENT)
+            if self._announced and (self.urgent or not urgent):
                 return
             self._announced = True
+            self.urgent = self.urgent or urgent
         self._target.post_message(EventsArrived())
+
+    @property
+    def announced(self) -> bool:
+        """Events other than held deltas wait: an `EventsArrived` was posted for them."""
+        return self._announced
 
     @property
     def pending(self) -> bool:
@@ -200,5 +283,5 @@ class EventBridge:
         """Every event queued so far, oldest first, deltas joined."""
         with self._lock:
             events, self._pending = self._pending, []
-            self._announced = False
+            self._announced = self.urgent = False
         return coalesce(events)

@@ -6,6 +6,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 
 import pytest
 
@@ -39,6 +40,20 @@ def test_every_chat_request_body_is_captured_in_order(model_server, stream_reply
     assert first["messages"] == [{"role": "user", "content": "first"}]
     assert first["tools"] == tools and first["stream"] is True
     assert second["messages"][0]["content"] == "second" and second["temperature"] == 0.2
+
+
+def test_the_server_says_when_each_request_came_and_its_reply_was_all_sent(
+    model_server, stream_reply
+):
+    """What a bench times from: the last token sent, the first request received."""
+    model_server.enqueue(Reply(text="one two three", chunk_size=4, delay=0.01), Reply(text="b"))
+    before = time.monotonic()
+    stream_reply(model_server)
+    between = time.monotonic()
+    stream_reply(model_server)
+    arrived, answered = model_server.arrived_at, model_server.answered_at
+    assert len(arrived) == len(answered) == 2
+    assert before <= arrived[0] <= answered[0] <= between <= arrived[1] <= answered[1]
 
 
 def test_replies_are_played_in_order_then_the_script_says_it_is_exhausted(

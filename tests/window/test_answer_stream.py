@@ -192,6 +192,41 @@ def test_every_chunk_boundary_draws_the_same_lines() -> None:
         assert _drawn(layout) == _drawn(whole), f"cut after {DOCUMENT[:cut][-12:]!r}"
 
 
+#: A long list as a model writes one (inline Markdown in every item), ordered so that its
+#: numbers widen (99 to 100) while it streams; a long bullet list after it.
+LONG_LISTS = (
+    "Every case:\n\n"
+    + "".join(f"{n}. **case {n}**: `step_{n}` passed, see *notes*\n" for n in range(20, 130))
+    + "\nAnd the checks:\n\n"
+    + "".join(f"- check **{n}** with `code` and a line long enough to wrap\n" for n in range(70))
+)
+
+
+def test_a_long_list_streamed_piece_by_piece_draws_the_lines_of_the_whole() -> None:
+    """Items already drawn are kept from one piece to the next (long_runs, markdown_lines):
+    every cut, every piece size, the lines are those of the whole list laid out at once."""
+    for width in (40, 100):
+        whole = _layout(width)
+        whole.extend(LONG_LISTS)
+        for size in (29, 400):
+            layout = _layout(width)
+            for start in range(0, len(LONG_LISTS), size):
+                layout.extend(LONG_LISTS[start : start + size])
+            assert _drawn(layout) == _drawn(whole), (width, size)
+
+
+async def test_a_long_list_streamed_ends_on_screen_as_the_whole_answer() -> None:
+    app = _Answers()
+    async with app.run_test(size=(70, 50)) as pilot:
+        app._pilot = pilot  # type: ignore[attr-defined]
+        whole = await _shown(app, AnswerBlock(LONG_LISTS), [])
+        pieces = [LONG_LISTS[i : i + 61] for i in range(0, len(LONG_LISTS), 61)]
+        streamed_answer = AnswerBlock()
+        streamed = await _shown(app, streamed_answer, pieces)
+        assert [type(child) for child in streamed_answer.children] == [AnswerStream]
+        assert streamed == whole
+
+
 async def test_one_character_deltas_and_one_huge_line_end_as_the_whole_answer() -> None:
     line = "word " * 2000 + "end."
     app = _Answers()

@@ -24,7 +24,9 @@ from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.long_blocks import ListLines, TableLines
 from mm_tui.widgets.transcript import LIVE_MOST
-from tests.window.conftest import play, settle, wait_for
+from scripted_server import Reply, ToolCall
+from tests.window.conftest import play, send, settle, wait_for
+from tests.window.test_window_conversation import turn_over
 
 pytestmark = pytest.mark.anyio
 
@@ -163,3 +165,27 @@ async def test_dragging_over_a_huge_list_or_table_selects_and_copies_its_lines(
         expected = "\n".join([shown[0][2:], *shown[1:-1], shown[-1][:7]])
         assert "case" in expected or "item" in expected
         assert app.screen.get_selected_text() == expected
+
+
+async def test_a_turn_of_many_quick_calls_shows_every_row_in_order_once_it_ends(
+    model_server: Any, live_app: Any
+) -> None:
+    """Rows that flood in are taken in batches (event_bridge.TakePace): none is lost, none
+    comes twice, each ends done, in the order of the calls, the answer after them."""
+    calls = 45  # 180 rows: more than the layout keeps, so some leave it while the turn runs
+    for n in range(calls):
+        model_server.enqueue(Reply(tool_calls=[
+            ToolCall("bash", {"command": f"echo {n} {k}"}) for k in range(4)
+        ]))  # fmt: skip
+    model_server.enqueue(Reply(text="All done."))
+    app = live_app(permissions="allow", max_turns=calls + 5)
+    async with app.run_test() as pilot:
+        await send(pilot, "go")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await settle(pilot)
+        blocks = app.transcript.blocks_in_order()
+        rows = [block for block in blocks if getattr(block, "call_id", None) is not None]
+        expected = [f"call_{n + 1:03d}_{k + 1}" for n in range(calls) for k in range(4)]
+        assert [row.call_id for row in rows] == expected  # pyright: ignore[reportAttributeAccessIssue]
+        assert {row.status for row in rows} == {ToolStatus.DONE}  # pyright: ignore[reportAttributeAccessIssue]
+        assert isinstance(blocks[-2], AnswerBlock) and blocks[-2].source.strip() == "All done."
