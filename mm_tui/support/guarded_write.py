@@ -221,6 +221,24 @@ def _same_content(folder: int, seen: FileSeen) -> os.stat_result | None:
     return None if found is None else found[1]
 
 
+def rebased(
+    seen: FileSeen,
+    current: bytes,
+    data: bytes,
+    reapply: Callable[[bytes], bytes | str] | None,
+) -> bytes:
+    """What to write over `current`: `data` when it is still the content the plan was made
+    on, else the plan made again on it (`reapply`), or NotWritten saying why it cannot be."""
+    if digest_of(current) == seen.digest:
+        return data
+    if reapply is None:
+        raise NotWritten(WHY_CHANGED)
+    again = reapply(current)
+    if isinstance(again, str):
+        raise NotWritten(again)
+    return again
+
+
 def _write_locked(
     folder: int,
     seen: FileSeen,
@@ -231,13 +249,7 @@ def _write_locked(
     found = _still_seen(folder, seen)
     if found is not None:
         current, info = found
-        if digest_of(current) != seen.digest:
-            if reapply is None:
-                raise NotWritten(WHY_CHANGED)
-            again = reapply(current)
-            if isinstance(again, str):
-                raise NotWritten(again)
-            data = again
+        data = rebased(seen, current, data, reapply)
         if info.st_nlink > 1:
             flags = os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
             fd = os.open(name, flags, dir_fd=folder)

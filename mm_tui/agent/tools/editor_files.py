@@ -28,7 +28,6 @@ from mm_tui.agent.tools.file_text import encode_file_text, looks_binary
 from mm_tui.agent.tools.paths import PathProblem
 from mm_tui.agent.tools.safe_files import kind_of, read_regular
 from mm_tui.support.guarded_write import (
-    WHY_CHANGED,
     WHY_CREATED,
     WHY_DELETED,
     WHY_FOLDER,
@@ -37,7 +36,7 @@ from mm_tui.support.guarded_write import (
     WHY_OTHER_INODE,
     FileSeen,
     NotWritten,
-    digest_of,
+    rebased,
 )
 from mm_tui.support.terminal_text import quoted
 
@@ -89,13 +88,7 @@ def writer(files: EditorFiles) -> Writer:
         _check_same_file(seen)
         if seen.file is not None:
             current = encode_file_text(editor_text(files, seen.real))
-            if digest_of(current) != seen.digest:
-                if reapply is None:
-                    raise NotWritten(WHY_CHANGED)
-                again = reapply(current)
-                if isinstance(again, str):
-                    raise NotWritten(again)
-                data = again
+            data = rebased(seen, current, data, reapply)
         else:
             seen.real.parent.mkdir(parents=True, exist_ok=True)  # inside the project
             if os.path.realpath(seen.real.parent) != str(seen.real.parent):
