@@ -28,9 +28,9 @@ from mm_tui.agent.tools.bash import (
     CANNOT_START,
     COMMAND_ENVIRONMENT,
     EXIT_LINE,
-    NO_OUTPUT,
     SIGNAL_LINE,
     TIMEOUT_LINE,
+    ended_with,
 )
 from mm_tui.agent.tools.bash_output import HeadTailBuffer, clean_output
 from mm_tui.support.call_processes import MARK_NAME, end_marked, new_mark
@@ -172,10 +172,7 @@ def result_of(end: _End, timeout: float, max_output: int, limit: int) -> ToolRes
     elif end.signal:
         endings.append(SIGNAL_LINE.format(name=signal_words(end.signal)))
         status = ToolStatus.FAILED
-    if not endings:
-        return ToolResult(output or NO_OUTPUT, status)
-    body = output.rstrip("\n")
-    return ToolResult("\n".join([body, *endings]) if body else "\n".join(endings), status)
+    return ended_with(output, endings, status)
 
 
 def said(error: Exception) -> str:

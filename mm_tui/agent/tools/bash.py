@@ -305,6 +305,12 @@ def _result(reader: PipeReader, outcome: _Outcome, timeout: float) -> ToolResult
             endings.append(SIGNAL_LINE.format(name=_signal_name(-code)))
         if code != 0:
             status = ToolStatus.FAILED
+    return ended_with(output, endings, status)
+
+
+def ended_with(output: str, endings: list[str], status: ToolStatus) -> ToolResult:
+    """The command's output then its ending lines (exit code, timeout...), as the seed shows
+    them, for a local run and an editor's terminal alike; `NO_OUTPUT` when there is neither."""
     if not endings:
         return ToolResult(output or NO_OUTPUT, status)
     body = output.rstrip("\n")
