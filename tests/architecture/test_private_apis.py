@@ -46,25 +46,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-PRIVATE_BLOCKS = (
-    "MarkdownBlock",
-    "MarkdownBullet",
-    "MarkdownBulletList",
-    "MarkdownListItem",
-    "MarkdownOrderedList",
-    "MarkdownOrderedListItem",
-    "MarkdownParagraph",
-    "MarkdownTable",
-    "MarkdownTableContent",
-    "MarkdownTH",
-)
-
-
-def test_the_private_markdown_block_classes_still_exist() -> None:
-    missing = [name for name in PRIVATE_BLOCKS if not hasattr(textual_markdown, name)]
-    assert missing == []
-
-
 class _AnswerApp(App[None]):
     def compose(self) -> ComposeResult:
         # A whole answer (a replay, a revived block): Textual's Markdown with compact lists.
