@@ -47,3 +47,12 @@ def scripted_server_factory() -> Iterator[Callable[..., ScriptedServer]]:
 def tmux() -> Iterator[Callable[..., str]]:
     """A private tmux server (`tests/tmux_session.py`), killed after the test."""
     yield from tmux_server()
+
+
+@pytest.fixture
+def own_markdown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mm-tui's own drawing of answers, whatever `MM_TUI_MARKDOWN` says: for the tests of that
+    drawing (the window's other tests run with either; `.ci/run` runs them both ways)."""
+    from mm_tui.widgets.markdown_choice import ENV, OWN
+
+    monkeypatch.setenv(ENV, OWN)

@@ -13,7 +13,6 @@ out of the collector's sight; `Transcript.on_unmount` gives it back when the win
 from __future__ import annotations
 
 import gc
-import importlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -36,8 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AGENT_FAILED = "the agent could not start: {error}"
-#: What the first answer draws with that the first frame did not need.
-FIRST_ANSWER_MODULES = ("mm_tui.widgets.answer_blocks",)
 
 
 @contextmanager
@@ -173,8 +170,9 @@ class CoreStart:
             self.bridge(notes.AgentReady(port))
             # While the first message's request waits for the model: the first answer's
             # widgets (Markdown: markdown-it, ~70 ms), else imported when its first words come.
-            for module in FIRST_ANSWER_MODULES:
-                importlib.import_module(module)
+            from mm_tui.widgets.answer_blocks import answer_class
+
+            answer_class()
 
     def _make_port(self, factory: PortFactory) -> AgentPort | None:
         try:

@@ -2,48 +2,33 @@
 
 Kept apart from the other blocks because Markdown (markdown-it, pygments) costs ~30 ms to
 import: the transcript imports this module when the first answer arrives, not at start-up.
+`AnswerBlock` is the answer in Textual's own `Markdown`, streamed with its `MarkdownStream`;
+`answer_block()` gives mm-tui's faster drawing of it (`fast_answer.py`) unless
+`MM_TUI_MARKDOWN=stock` (`markdown_choice.py`).
 """
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from markdown_it.token import Token
+from markdown_it import MarkdownIt
 from textual.content import Content
-from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownBlock
+from textual.widgets.markdown import MarkdownStream
 
 from mm_tui.support.terminal_text import literal
-from mm_tui.widgets.aligned_table import AlignedTable
-from mm_tui.widgets.answer_stream import AnswerStream
-from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
-from mm_tui.widgets.grows_in_place import GrowsInPlace
-from mm_tui.widgets.line_gate import LineGate
-from mm_tui.widgets.long_blocks import answer_parser, long_block
+from mm_tui.widgets.markdown_choice import stock_markdown
 
 REASONING_TITLE = "Thinking"
-#: The answer is re-parsed and redrawn at most this often while it streams (10 frames a
-#: second): a token a frame would cost the model's machine a frame per token.
-FLUSH_SECONDS = 0.1
-#: Parsing may take at most this share of the time: a huge block (a list of thousands of
-#: items) is re-parsed whole on each flush, so its flushes space out as it grows.
-PARSE_SHARE = 3
 
 
-class AnswerBlock(GrowsInPlace, Markdown):
-    """The model's answer: streamed into one self-drawing `AnswerStream`, then kept.
-
-    While the answer streams, its text goes to an `AnswerStream` at most every
-    `FLUSH_SECONDS` (the first piece at once): Textual's `MarkdownStream` would append, parse,
-    lay out and draw the screen once per token. When the window ticks (`clocked`), the stream
-    draws whole lines only (`LineGate`). An answer built whole (a replay, a revived
-    block) is Textual's Markdown from the start; so is a streamed answer holding a block the
-    stream draws only approximately (a table), once it is finished.
-    """
+class AnswerBlock(Markdown):
+    """The model's answer in Textual's stock `Markdown`: pieces go to a `MarkdownStream`
+    (which joins the pieces that come faster than it draws). The base of mm-tui's own drawing
+    (`fast_answer.FastAnswerBlock`) and what `MM_TUI_MARKDOWN=stock` draws with."""
 
     DEFAULT_CSS = """
     AnswerBlock {
@@ -53,13 +38,6 @@ class AnswerBlock(GrowsInPlace, Markdown):
     }
     """
 
-    BLOCKS = {
-        **Markdown.BLOCKS,
-        "bullet_list_open": CompactBulletList,
-        "ordered_list_open": CompactOrderedList,
-        "table_open": AlignedTable,
-    }
-
     def __init__(
         self,
         markdown: str = "",
@@ -67,129 +45,95 @@ class AnswerBlock(GrowsInPlace, Markdown):
         clocked: bool = False,
         tail_room: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        parser_factory: Callable[[], MarkdownIt] | None = None,
     ) -> None:
-        """`clocked`: the window's tick calls `tick()`, so pieces after the first wait for it
-        and are drawn by whole lines (`LineGate` on `clock`) instead of a timer of their own.
-        `tail_room`: how tall the streaming answer may stay before it scrolls inside itself
-        (`AnswerStream.tail_room`; the transcript's followed view)."""
-        super().__init__(markdown or None, classes="answer", parser_factory=answer_parser)
+        """`clocked`, `tail_room` and `clock`: how the window's clock and followed view pace a
+        streaming answer (`FastAnswerBlock`; Textual's stream paces itself)."""
+        super().__init__(markdown or None, classes="answer", parser_factory=parser_factory)
         self.parts: list[str] = [markdown] if markdown else []
         self.clocked = clocked
         self.tail_room = tail_room
-        self.clock = clock  # the line gate's
+        self.clock = clock
         self._unshown: list[str] = []
-        self._stream: AnswerStream | None = None
         self._finished = False
-        self._timer: Timer | None = None
-        self._flush_lock = asyncio.Lock()
-        self._last_flush = 0.0
-        self._interval = FLUSH_SECONDS
-
-    @property
-    def grows_in_place(self) -> bool:
-        """Only while it holds the stream alone: Textual's blocks need its second layout."""
-        return self._stream is not None and len(self.children) == 1
-
-    @property
-    def source(self) -> str:
-        """The Markdown on screen (pieces not yet flushed are not)."""
-        return self._stream.text if self._stream is not None else super().source
-
-    def unhandled_token(self, token: Token) -> MarkdownBlock | None:
-        """A long simple list, folded by the answer's parser, is one widget (long_blocks.py)."""
-        return long_block(self, token)
+        self._markdown_stream: MarkdownStream | None = None
 
     async def add(self, text: str) -> None:
-        """Append a piece of the answer; it is drawn at the next flush."""
+        """Append a piece of the answer (drawn once the block is mounted)."""
         text = literal(text)
         if not text:
             return
         self.parts.append(text)
         self._unshown.append(text)
         if self.is_mounted:
-            self._schedule()
+            await self._pieces_arrived()
 
     def on_mount(self) -> None:
-        if self._unshown:  # arrived before the block was mounted
-            self._schedule()
+        # Pieces that arrived before the block was mounted are drawn after the mount: its
+        # handlers run this one (subclasses define none) before Markdown's, which draws the
+        # initial, empty, document.
+        if self._unshown:
+            self.call_next(self._pieces_arrived)
 
-    def _schedule(self) -> None:
-        if self._timer is not None or (self.clocked and self._stream is not None):
+    async def _pieces_arrived(self) -> None:
+        """Pieces wait in `_unshown`: drawn now (Textual's stream paces its own drawing)."""
+        if not self._unshown:
             return
-        wait = self._last_flush + self._interval - time.monotonic()
-        self._timer = self.set_timer(max(wait, 0.001), self._flush)
-
-    async def tick(self) -> bool:
-        """The window's clock: what arrived goes to the stream, which draws it if whole lines
-        are complete (`LineGate`); whether it drew."""
-        if self._unshown and self._timer is None:
-            await self._flush()
-        if self._stream is None:
-            return False
-        drew = self._stream.draw()
-        self._stream.grow()  # a view that stopped following takes the lines above
-        return drew
-
-    async def _flush(self) -> None:
-        self._timer = None
-        async with self._flush_lock:  # flushes never overlap
-            text = "".join(self._unshown)
-            self._unshown.clear()
-            if not self.is_attached:
-                return
-            if text and self._finished and self._stream is None:
-                await self.update(text)  # whole before it was ever drawn: Textual's Markdown
-                return
-            if text:
-                started = time.monotonic()
-                first = self._stream is None
-                if self._stream is None:
-                    gate = LineGate(self.clock) if self.clocked else None
-                    self._stream = AnswerStream(self, answer_parser, gate=gate)
-                    if self.tail_room is not None:
-                        self._stream.tail_room = self.tail_room
-                    await self.mount(self._stream)
-                self._stream.extend(text)
-                if first:  # the first words show at once
-                    self._stream.draw(force=True)
-                self._last_flush = time.monotonic()
-                self._interval = max(FLUSH_SECONDS, PARSE_SHARE * (self._last_flush - started))
-            if self._finished and self._stream is not None:
-                await self._end_stream(self._stream)
+        text = "".join(self._unshown)
+        self._unshown.clear()
+        if self._finished and self._markdown_stream is None:
+            await self.update(text)  # whole before it was ever drawn
+            return
+        if self._markdown_stream is None:
+            self._markdown_stream = Markdown.get_stream(self)
+        await self._markdown_stream.write(text)
 
     async def finish(self) -> None:
-        """Draw what is pending: the answer is complete (if it is not mounted yet, its first
-        flush, at mount, ends it)."""
+        """The answer is complete: what the stream holds is drawn before this returns."""
         self._finished = True
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if self.is_mounted:
-            await self._flush()
+        if self.is_mounted and self._unshown:
+            await self._pieces_arrived()
+        if self._markdown_stream is not None:
+            stream, self._markdown_stream = self._markdown_stream, None
+            await stream.stop()
+
+    async def tick(self) -> bool:
+        """The window's clock: Textual's stream draws on its own; nothing drawn here."""
+        return False
 
     def show_lines_above(self) -> int:
-        """The streaming answer's lines above its widget come back, and the text it holds back
-        is drawn (below them); how many lines were above."""
-        if self._stream is None:
-            return 0
-        hidden = self._stream.show_lines_above()
-        self._stream.draw(force=True)
-        return hidden
-
-    async def _end_stream(self, stream: AnswerStream) -> None:
-        stream.draw(force=True)
-        stream.grow(now=True)
-        stream.show_lines_above()
-        if not stream.exact and self.is_attached:
-            self._stream = None
-            with self.app.batch_update():  # the stream's lines give way to Textual's blocks
-                await self.update(stream.text)
+        """Lines of the answer held above its widget: none (Textual's blocks are all laid out)."""
+        return 0
 
     def to_markdown(self) -> str:
         return "".join(self.parts).strip()
 
     def archived(self) -> AnswerRecord:
         return AnswerRecord("".join(self.parts))
+
+
+#: mm-tui's own drawing, named rather than imported: it subclasses `AnswerBlock` here.
+FAST_ANSWER = "mm_tui.widgets.fast_answer"
+
+
+def answer_class() -> type[AnswerBlock]:
+    """How this process draws answers: `FastAnswerBlock`, or the stock `AnswerBlock` under
+    `MM_TUI_MARKDOWN=stock` (which then imports none of mm-tui's own drawing)."""
+    if stock_markdown():
+        return AnswerBlock
+    fast: type[AnswerBlock] = importlib.import_module(FAST_ANSWER).FastAnswerBlock
+    return fast
+
+
+def answer_block(
+    markdown: str = "",
+    *,
+    clocked: bool = False,
+    tail_room: Callable[[], int] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AnswerBlock:
+    """A new answer block, drawn as `answer_class()` says."""
+    return answer_class()(markdown, clocked=clocked, tail_room=tail_room, clock=clock)
 
 
 class ReasoningBlock(Collapsible):
@@ -247,7 +191,7 @@ class AnswerRecord:
         return self.text.strip()
 
     def revive(self) -> AnswerBlock:
-        return AnswerBlock(self.text)
+        return answer_block(self.text)
 
 
 @dataclass(frozen=True, slots=True)

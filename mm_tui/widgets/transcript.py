@@ -131,9 +131,9 @@ class Transcript(GrowsInPlace, BlockWindow):
         """A piece of the answer; opens an answer block when none is open."""
         self.text_at = self.clock()
         if self._answer is None:
-            from mm_tui.widgets.answer_blocks import AnswerBlock  # start-up: see its docstring
+            from mm_tui.widgets.answer_blocks import answer_block  # start-up: see its docstring
 
-            self._answer = AnswerBlock(
+            self._answer = answer_block(
                 clocked=self.clocked, tail_room=self._tail_room, clock=self.clock
             )
             await self._add(self._answer)

@@ -34,8 +34,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import _markdown as textual_markdown
 
-from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.compact_lists import ListItemLine
+from mm_tui.widgets.fast_answer import FastAnswerBlock
 from mm_tui.widgets.grows_in_place import GrowsInPlace
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +50,7 @@ class _AnswerApp(App[None]):
     def compose(self) -> ComposeResult:
         # A whole answer (a replay, a revived block): Textual's Markdown with compact lists.
         # A streamed one is drawn by AnswerStream (tests/window/test_answer_stream.py).
-        yield AnswerBlock("Steps:\n\n- first thing\n- second **bold**\n\n1. one\n2. two\n")
+        yield FastAnswerBlock("Steps:\n\n- first thing\n- second **bold**\n\n1. one\n2. two\n")
 
 
 async def test_a_simple_list_item_is_drawn_by_one_widget_from_textuals_private_members() -> None:
@@ -70,7 +70,7 @@ async def test_a_simple_list_item_is_drawn_by_one_widget_from_textuals_private_m
 async def test_a_table_cell_is_aligned_through_textuals_private_table_members() -> None:
     app = _AnswerApp()
     async with app.run_test(size=(60, 20)) as pilot:
-        answer = app.query_one(AnswerBlock)
+        answer = app.query_one(FastAnswerBlock)
         await answer.add("| a | b |\n| --: | :-: |\n| 1 | 2 |\n")
         await answer.finish()
         await pilot.pause()

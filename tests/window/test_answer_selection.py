@@ -17,6 +17,7 @@ pytestmark = pytest.mark.anyio
 ANSWER = "First paragraph of the answer.\n\nSecond paragraph, also plain.\n\n- one\n- two\n"
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_dragging_over_a_streamed_answer_selects_and_copies_its_lines(
     still_app: Any,
 ) -> None:

@@ -16,15 +16,16 @@ from textual.strip import Strip
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.agent.events import Notice, ReasoningDelta, TextDelta
-from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import JUMP_SHARE, AnswerStream
+from mm_tui.widgets.fast_answer import FastAnswerBlock
 from mm_tui.widgets.long_blocks import answer_parser
 from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window.event_bridge import EventBridge, EventsArrived
 from tests.window.conftest import wait_for
 
-pytestmark = pytest.mark.anyio
+#: Every test here is of mm-tui's own drawing (fast_answer.py), whatever MM_TUI_MARKDOWN says.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("own_markdown")]
 
 
 #: Every block the stream draws itself, wide characters and emoji included.
@@ -92,7 +93,7 @@ def _screen(app: App[None]) -> list[list[Any]]:
     return [_cells(strip) for strip in app.screen._compositor.render_strips()]
 
 
-async def _shown(app: App[None], answer: AnswerBlock, pieces: list[str]) -> list[list[Any]]:
+async def _shown(app: App[None], answer: FastAnswerBlock, pieces: list[str]) -> list[list[Any]]:
     transcript = app.query_one("#transcript")
     await transcript.remove_children()
     await transcript.mount(answer)
@@ -116,9 +117,9 @@ async def test_a_streamed_answer_ends_exactly_as_markdown_draws_it_whole(width: 
     app = _Answers()
     async with app.run_test(size=(width, 90)) as pilot:
         app._pilot = pilot  # type: ignore[attr-defined]
-        whole = await _shown(app, AnswerBlock(DOCUMENT), [])
+        whole = await _shown(app, FastAnswerBlock(DOCUMENT), [])
         pieces = [DOCUMENT[i : i + 7] for i in range(0, len(DOCUMENT), 7)]
-        streamed_answer = AnswerBlock()
+        streamed_answer = FastAnswerBlock()
         streamed = await _shown(app, streamed_answer, pieces)
         assert [type(child) for child in streamed_answer.children] == [AnswerStream]
         assert streamed == whole
@@ -136,7 +137,7 @@ async def test_a_streamed_answer_draws_its_headings_in_ansi_themes(theme: str) -
             f"{'#' * level} Level {level}\n\ntext {level}\n\n" for level in range(1, 7)
         )
         pieces = [document[i : i + 7] for i in range(0, len(document), 7)]
-        streamed_answer = AnswerBlock()
+        streamed_answer = FastAnswerBlock()
         streamed = await _shown(app, streamed_answer, pieces)
         assert [type(child) for child in streamed_answer.children] == [AnswerStream]
         text = "\n".join("".join(cell[0] for cell in row) for row in streamed)
@@ -151,8 +152,8 @@ async def test_a_line_gated_stream_ends_exactly_as_markdown_draws_it_whole() -> 
     app = _Answers()
     async with app.run_test(size=(60, 90)) as pilot:
         app._pilot = pilot  # type: ignore[attr-defined]
-        whole = await _shown(app, AnswerBlock(DOCUMENT), [])
-        answer = AnswerBlock(clocked=True, clock=lambda: clock[0])
+        whole = await _shown(app, FastAnswerBlock(DOCUMENT), [])
+        answer = FastAnswerBlock(clocked=True, clock=lambda: clock[0])
         transcript = app.query_one("#transcript")
         await transcript.remove_children()
         await transcript.mount(answer)
@@ -219,9 +220,9 @@ async def test_a_long_list_streamed_ends_on_screen_as_the_whole_answer() -> None
     app = _Answers()
     async with app.run_test(size=(70, 50)) as pilot:
         app._pilot = pilot  # type: ignore[attr-defined]
-        whole = await _shown(app, AnswerBlock(LONG_LISTS), [])
+        whole = await _shown(app, FastAnswerBlock(LONG_LISTS), [])
         pieces = [LONG_LISTS[i : i + 61] for i in range(0, len(LONG_LISTS), 61)]
-        streamed_answer = AnswerBlock()
+        streamed_answer = FastAnswerBlock()
         streamed = await _shown(app, streamed_answer, pieces)
         assert [type(child) for child in streamed_answer.children] == [AnswerStream]
         assert streamed == whole
@@ -232,11 +233,11 @@ async def test_one_character_deltas_and_one_huge_line_end_as_the_whole_answer() 
     app = _Answers()
     async with app.run_test(size=(80, 60)) as pilot:
         app._pilot = pilot  # type: ignore[attr-defined]
-        whole = await _shown(app, AnswerBlock(line), [])
-        assert await _shown(app, AnswerBlock(), list(line)) == whole
+        whole = await _shown(app, FastAnswerBlock(line), [])
+        assert await _shown(app, FastAnswerBlock(), list(line)) == whole
         text = DOCUMENT[:300]
-        assert await _shown(app, AnswerBlock(), list(text)) == await _shown(
-            app, AnswerBlock(text), []
+        assert await _shown(app, FastAnswerBlock(), list(text)) == await _shown(
+            app, FastAnswerBlock(text), []
         )
 
 
@@ -245,8 +246,8 @@ async def test_an_answer_with_a_table_becomes_textuals_markdown_when_it_ends() -
     app = _Answers()
     async with app.run_test(size=(60, 30)) as pilot:
         app._pilot = pilot  # type: ignore[attr-defined]
-        whole = await _shown(app, AnswerBlock(table), [])
-        streamed_answer = AnswerBlock()
+        whole = await _shown(app, FastAnswerBlock(table), [])
+        streamed_answer = FastAnswerBlock()
         assert await _shown(app, streamed_answer, [table[:20], table[20:]]) == whole
         assert not streamed_answer.query(AnswerStream)
 
@@ -256,7 +257,7 @@ async def test_a_clocked_answer_draws_its_first_words_at_once_then_whole_lines_w
     lines wait while no frame is due (time stands still here); the end shows everything."""
     app = _Answers()
     async with app.run_test(size=(60, 30)) as pilot:
-        answer = AnswerBlock(clocked=True, clock=lambda: 100.0)
+        answer = FastAnswerBlock(clocked=True, clock=lambda: 100.0)
         await app.query_one("#transcript").mount(answer)
         await answer.add("first line\n\n")  # the first piece's own timer draws it
         drawn = lambda: any(stream.size.height for stream in answer.query(AnswerStream)[:1])  # noqa: E731
@@ -279,7 +280,7 @@ class _Followed(App[None]):
         yield Transcript(preview_lines=5, clock=lambda: 0.0)
 
 
-async def _stream_into(transcript: Transcript, text: str) -> AnswerBlock:
+async def _stream_into(transcript: Transcript, text: str) -> FastAnswerBlock:
     """A delta into the followed transcript, drawn as the window's tick would draw it."""
     await transcript.add_text(text)
     await transcript.flush()

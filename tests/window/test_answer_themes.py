@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from textual.theme import BUILTIN_THEMES
 
-from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.fast_answer import FastAnswerBlock
 from tests.window.test_answer_stream import DOCUMENT, _Answers, _shown
 
 pytestmark = pytest.mark.anyio
@@ -34,8 +34,8 @@ async def test_a_streamed_answer_ends_as_markdown_draws_it_whole_in_every_theme(
         app._pilot = pilot  # type: ignore[attr-defined]
         for theme in BUILTIN_THEMES:
             app.theme = theme
-            whole = await _shown(app, AnswerBlock(THEMED_DOCUMENT), [])
-            streamed_answer = AnswerBlock()
+            whole = await _shown(app, FastAnswerBlock(THEMED_DOCUMENT), [])
+            streamed_answer = FastAnswerBlock()
             streamed = await _shown(app, streamed_answer, pieces)
             # Still the stream's own drawing (an answer it cannot draw exactly is handed to
             # Textual's Markdown as it ends, which would make this comparison empty).

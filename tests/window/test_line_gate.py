@@ -10,8 +10,9 @@ from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from mm_tui.widgets.answer_blocks import AnswerBlock, ReasoningBlock
+from mm_tui.widgets.answer_blocks import ReasoningBlock
 from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.fast_answer import FastAnswerBlock
 from mm_tui.widgets.line_gate import HEARTBEAT_SECONDS, LINE_FRAME_SECONDS, LineGate
 from tests.window.conftest import wait_for
 
@@ -58,8 +59,8 @@ class _Answers(App[None]):
 
 async def _clocked_answer(
     pilot: Pilot[None], clock: Clock, first: str
-) -> tuple[AnswerBlock, AnswerStream]:
-    answer = AnswerBlock(clocked=True, clock=clock)
+) -> tuple[FastAnswerBlock, AnswerStream]:
+    answer = FastAnswerBlock(clocked=True, clock=clock)
     await pilot.app.query_one("#transcript").mount(answer)
     await answer.add(first)  # the first piece's own timer draws it
     drawn = lambda: any(stream.size.height for stream in answer.query(AnswerStream)[:1])  # noqa: E731

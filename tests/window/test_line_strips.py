@@ -24,8 +24,8 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from mm_tui.widgets import line_strips
-from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.fast_answer import FastAnswerBlock
 from mm_tui.widgets.line_selection import placed, with_selection
 from mm_tui.widgets.line_strips import line_strip
 from mm_tui.widgets.status_line import StatusLine
@@ -132,7 +132,7 @@ def _same(widget: Widget, line: Content, width: int, y: int, style: Style | None
 async def _stream(app: _Lines, pilot: Pilot[None], text: str) -> AnswerStream:
     transcript = app.query_one("#transcript")
     await transcript.remove_children()
-    answer = AnswerBlock()
+    answer = FastAnswerBlock()
     await transcript.mount(answer)
     await answer.add(text)
     await answer._flush()  # pyright: ignore[reportPrivateUsage]

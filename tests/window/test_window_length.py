@@ -20,7 +20,7 @@ from mm_tui.agent.events import (
     TurnStarted,
     TurnSummary,
 )
-from mm_tui.widgets.answer_blocks import AnswerBlock
+from mm_tui.widgets.answer_blocks import AnswerBlock, answer_block
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.long_blocks import ListLines, TableLines
 from mm_tui.widgets.transcript import LIVE_MOST
@@ -85,6 +85,7 @@ async def test_scrolling_back_to_the_top_brings_the_first_turn_back_in_order(
         assert "c0_0" in transcript.rows
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_an_answer_of_hundreds_of_list_items_is_one_widget_showing_its_end(
     still_app: Any,
 ) -> None:
@@ -99,9 +100,10 @@ async def test_an_answer_of_hundreds_of_list_items_is_one_widget_showing_its_end
         assert [type(child) for child in answer.children][-1:] == [ListLines]  # after "All:"
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_whole_answer_of_hundreds_of_list_items_is_one_list_widget() -> None:
     items = "".join(f"- item {n}: passed\n" for n in range(1, 301))
-    app = _AnswerApp(AnswerBlock("All:\n\n" + items))  # a replayed or revived answer
+    app = _AnswerApp(answer_block("All:\n\n" + items))  # a replayed or revived answer
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: bool(app.query(ListLines)), "the list is drawn")
         (lines,) = app.query(ListLines)
@@ -118,6 +120,7 @@ class _AnswerApp(App[None]):
         yield self.answer
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_an_answer_with_a_table_of_hundreds_of_rows_is_one_widget(still_app: Any) -> None:
     table = "| # | name |\n|---|---|\n" + "".join(f"| {n} | case {n} |\n" for n in range(200))
     app = still_app()
@@ -138,6 +141,7 @@ def _screen(app: Any) -> str:
     return html.unescape(svg).replace("\xa0", " ")
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 @pytest.mark.parametrize("kind", ["list", "table"])
 async def test_dragging_over_a_huge_list_or_table_selects_and_copies_its_lines(
     still_app: Any, kind: str

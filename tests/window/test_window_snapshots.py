@@ -9,9 +9,11 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from mm_tui.agent.events import PermissionAnswer
+from mm_tui.widgets.markdown_choice import ENV, STOCK
 from tests.window import window_scenes as scenes
 from tests.window.conftest import play, wait_for
 
@@ -32,7 +34,19 @@ def test_the_empty_window(snap_compare: Any, still_app: Any) -> None:
     assert snap_compare(still_app(), terminal_size=(80, 24))
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 def test_a_streamed_answer_with_code(snap_compare: Any, still_app: Any) -> None:
+    assert snap_compare(
+        still_app(), terminal_size=(100, 30), run_before=scene(scenes.streamed_answer())
+    )
+
+
+def test_a_streamed_answer_with_code_in_textuals_stock_markdown(
+    snap_compare: Any, still_app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same answer with `MM_TUI_MARKDOWN=stock`: Textual's own Markdown and MarkdownStream
+    draw it (docs/decisions/0003), the way back when a Textual upgrade breaks mm-tui's own."""
+    monkeypatch.setenv(ENV, STOCK)
     assert snap_compare(
         still_app(), terminal_size=(100, 30), run_before=scene(scenes.streamed_answer())
     )
@@ -99,12 +113,14 @@ def test_markup_escapes_and_huge_outputs_shown_literally(snap_compare: Any, stil
     )
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 def test_an_80_by_24_terminal(snap_compare: Any, still_app: Any) -> None:
     assert snap_compare(
         still_app(), terminal_size=(80, 24), run_before=scene(scenes.a_conversation())
     )
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 def test_a_160_by_50_terminal(snap_compare: Any, still_app: Any) -> None:
     assert snap_compare(
         still_app(), terminal_size=(160, 50), run_before=scene(scenes.a_conversation())

@@ -45,6 +45,7 @@ async def watch(
     await wait_for(pilot, look, what)
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_stream_is_drawn_by_whole_lines_in_order_and_whole_at_the_end(
     model_server: Any, live_app: Any
 ) -> None:
@@ -72,6 +73,7 @@ async def test_a_stream_is_drawn_by_whole_lines_in_order_and_whole_at_the_end(
     assert len(states) <= len(states[-1]) + 2
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_partial_line_with_no_more_tokens_is_drawn_and_an_interrupt_keeps_it(
     model_server: Any, live_app: Any
 ) -> None:
@@ -98,6 +100,7 @@ async def test_a_partial_line_with_no_more_tokens_is_drawn_and_an_interrupt_keep
         assert stream is not None and text_lines(stream.shown) == ["Line one.", head[11:]]
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_nothing_animates_while_text_flows_and_the_spinner_turns_in_a_pause(
     model_server: Any, live_app: Any
 ) -> None:
@@ -138,6 +141,7 @@ async def test_nothing_animates_while_text_flows_and_the_spinner_turns_in_a_paus
     assert pause and len({frame for _, frame, _, _ in pause[0]}) >= 3  # it turns while waiting
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_scrolling_up_during_a_stream_shows_earlier_lines_and_stops_following(
     model_server: Any, live_app: Any
 ) -> None:
@@ -172,6 +176,7 @@ async def test_scrolling_up_during_a_stream_shows_earlier_lines_and_stops_follow
         assert last_seen in many[: len(shown)] or many[len(shown) - 1].startswith(last_seen)
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_resize_mid_stream_wraps_the_answer_again_at_the_new_width(
     model_server: Any, live_app: Any
 ) -> None:
@@ -195,6 +200,7 @@ async def test_a_resize_mid_stream_wraps_the_answer_again_at_the_new_width(
         assert " ".join(drawn[:-1]) == long and drawn[-1] == "The end."
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_stream_cut_without_a_finish_reason_draws_the_partial_line_it_got(
     model_server: Any, live_app: Any
 ) -> None:
@@ -211,6 +217,7 @@ async def test_a_stream_cut_without_a_finish_reason_draws_the_partial_line_it_go
         assert stream is not None and text_lines(stream.shown) == [got]
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_code_fence_and_emphasis_open_across_a_pause_end_right(
     model_server: Any, live_app: Any
 ) -> None:

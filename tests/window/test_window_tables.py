@@ -37,6 +37,7 @@ def cell_lines(app: Any) -> list[str]:  # padding included: Textual draws the wh
     return [cell.render_line(0).text for cell in grid.children]
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_streamed_table_aligns_left_centre_and_right_as_its_delimiter_row_says(
     model_server: Any, live_app: Any
 ) -> None:
@@ -78,6 +79,7 @@ async def test_more_alignment_cells_than_columns_is_no_table_and_the_text_is_sho
         assert "| :-- | :-: | --: |" in _screen(app)  # drawn as a paragraph's text
 
 
+@pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_a_long_table_drawn_as_lines_keeps_its_alignment(
     model_server: Any, live_app: Any
 ) -> None:
