@@ -3,7 +3,7 @@
 Kept apart from the other blocks because Markdown (markdown-it, pygments) costs ~30 ms to
 import: the transcript imports this module when the first answer arrives, not at start-up.
 `AnswerBlock` is the answer in Textual's own `Markdown`, streamed with its `MarkdownStream`;
-`answer_block()` gives mm-tui's faster drawing of it (`fast_answer.py`) unless
+`answer_block()` gives mm-tui's faster drawing of it (the `fast_markdown` package) unless
 `MM_TUI_MARKDOWN=stock` (`markdown_choice.py`).
 """
 
@@ -113,7 +113,7 @@ class AnswerBlock(Markdown):
 
 
 #: mm-tui's own drawing, named rather than imported: it subclasses `AnswerBlock` here.
-FAST_ANSWER = "mm_tui.widgets.fast_answer"
+FAST_ANSWER = "mm_tui.widgets.fast_markdown"
 
 
 def answer_class() -> type[AnswerBlock]:

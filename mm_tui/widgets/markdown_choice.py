@@ -1,6 +1,6 @@
 """Which widget draws the model's answer: mm-tui's own drawing or Textual's stock Markdown.
 
-mm-tui draws a streaming answer itself (`fast_answer.py`, docs/decisions/0003): Textual's
+mm-tui draws a streaming answer itself (the `fast_markdown` package, docs/decisions/0003): Textual's
 `Markdown` and `MarkdownStream` parse and lay out the whole growing document again as it
 streams. That drawing leans on Textual internals (fenced in `textual_private.py`); when a
 Textual upgrade breaks them, `MM_TUI_MARKDOWN=stock` draws every answer with Textual's own

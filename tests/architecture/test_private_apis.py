@@ -5,9 +5,9 @@ The code reaches every one of them through the adapter mm_tui/widgets/textual_pr
 modules named below call it.
 
 Textual 8.2.8 (pinned exactly in pyproject) exports no list block classes from its public
-`textual.widgets.markdown`; `mm_tui/widgets/compact_lists.py` subclasses them and reads each
+`textual.widgets.markdown`; `mm_tui/widgets/fast_markdown/compact_lists.py` subclasses them and reads each
 block's `_markdown`, `_token`, `_content` and `_blocks` to draw a simple list item as one widget.
-`mm_tui/widgets/aligned_table.py` subclasses `MarkdownTable` and `MarkdownTableContent` (their
+`mm_tui/widgets/fast_markdown/aligned_table.py` subclasses `MarkdownTable` and `MarkdownTableContent` (their
 `_get_headers_and_rows`, `_headers`, `_rows`, `_update_rows`) and reads each `MarkdownTH`'s
 `_token` and `_blocks` to honour a column's alignment.
 `mm_tui/widgets/grows_in_place.py` overrides `Widget._size_updated` and `Widget._set_dirty` so
@@ -18,7 +18,7 @@ overrides that public method to feed them first.
 `mm_tui/widgets/line_strips.py` resolves span styles with `Widget._get_style` and follows
 `Content`'s private formatting to draw a line that fits; tests/window/test_line_strips.py
 compares what it draws with `Visual.to_strips`, line for line.
-`mm_tui/widgets/answer_stream.py` (`_shift_drawn`) moves the rows Textual drew of the streaming
+`mm_tui/widgets/fast_markdown/answer_stream.py` (`_shift_drawn`) moves the rows Textual drew of the streaming
 answer up with its lines when it scrolls inside itself: it reads and sets the widget's
 `_styles_cache` members `_cache` (its drawn rows by row) and `_dirty_lines` (those to draw).
 """
@@ -34,8 +34,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import _markdown as textual_markdown
 
-from mm_tui.widgets.compact_lists import ListItemLine
-from mm_tui.widgets.fast_answer import FastAnswerBlock
+from mm_tui.widgets.fast_markdown.compact_lists import ListItemLine
+from mm_tui.widgets.fast_markdown.fast_answer import FastAnswerBlock
 from mm_tui.widgets.grows_in_place import GrowsInPlace
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mm_tui.agent.events import AssistantMessageDone, TextDelta, TurnEnded, TurnStarted
-from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
 from tests.window.conftest import play, settle, wait_for
 
 pytestmark = pytest.mark.anyio

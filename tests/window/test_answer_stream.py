@@ -16,10 +16,10 @@ from textual.strip import Strip
 from textual.widgets.markdown import MarkdownBlock
 
 from mm_tui.agent.events import Notice, ReasoningDelta, TextDelta
-from mm_tui.widgets.answer_stream import JUMP_SHARE, AnswerStream
-from mm_tui.widgets.fast_answer import FastAnswerBlock
-from mm_tui.widgets.long_blocks import answer_parser
-from mm_tui.widgets.markdown_lines import IncrementalLines, LineRenderer, Palette
+from mm_tui.widgets.fast_markdown.answer_stream import JUMP_SHARE, AnswerStream
+from mm_tui.widgets.fast_markdown.fast_answer import FastAnswerBlock
+from mm_tui.widgets.fast_markdown.long_blocks import answer_parser
+from mm_tui.widgets.fast_markdown.markdown_lines import IncrementalLines, LineRenderer, Palette
 from mm_tui.widgets.transcript import Transcript
 from mm_tui.window.event_bridge import EventBridge, EventsArrived
 from tests.window.conftest import wait_for

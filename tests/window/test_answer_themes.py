@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from textual.theme import BUILTIN_THEMES
 
-from mm_tui.widgets.answer_stream import AnswerStream
-from mm_tui.widgets.fast_answer import FastAnswerBlock
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.fast_answer import FastAnswerBlock
 from tests.window.test_answer_stream import DOCUMENT, _Answers, _shown
 
 pytestmark = pytest.mark.anyio

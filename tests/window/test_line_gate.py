@@ -11,9 +11,9 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from mm_tui.widgets.answer_blocks import ReasoningBlock
-from mm_tui.widgets.answer_stream import AnswerStream
-from mm_tui.widgets.fast_answer import FastAnswerBlock
-from mm_tui.widgets.line_gate import HEARTBEAT_SECONDS, LINE_FRAME_SECONDS, LineGate
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.fast_answer import FastAnswerBlock
+from mm_tui.widgets.fast_markdown.line_gate import HEARTBEAT_SECONDS, LINE_FRAME_SECONDS, LineGate
 from tests.window.conftest import wait_for
 
 pytestmark = pytest.mark.anyio

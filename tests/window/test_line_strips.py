@@ -24,8 +24,8 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from mm_tui.widgets import line_strips
-from mm_tui.widgets.answer_stream import AnswerStream
-from mm_tui.widgets.fast_answer import FastAnswerBlock
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.fast_answer import FastAnswerBlock
 from mm_tui.widgets.line_selection import placed, with_selection
 from mm_tui.widgets.line_strips import line_strip
 from mm_tui.widgets.status_line import StatusLine

@@ -17,14 +17,14 @@ from markdown_it.token import Token
 from textual.content import Content
 from textual.widgets.markdown import MarkdownBlock
 
-from mm_tui.widgets.long_blocks import (
+from mm_tui.widgets.fast_markdown.long_blocks import (
     _fold_long_blocks,
     answer_parser,
     inline_content,
     list_layout,
     list_lines,
 )
-from mm_tui.widgets.long_runs import LONG_LIST, LONG_TABLE, MANY_ITEMS
+from mm_tui.widgets.fast_markdown.long_runs import LONG_LIST, LONG_TABLE, MANY_ITEMS
 
 TEXTS = [
     "item {n}: the case number {n} passed",

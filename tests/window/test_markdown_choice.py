@@ -20,14 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: mm-tui's own drawing of answers, every module of it.
 OWN_DRAWING = (
-    "mm_tui.widgets.fast_answer",
-    "mm_tui.widgets.answer_stream",
-    "mm_tui.widgets.markdown_lines",
-    "mm_tui.widgets.long_blocks",
-    "mm_tui.widgets.long_runs",
-    "mm_tui.widgets.compact_lists",
-    "mm_tui.widgets.aligned_table",
-    "mm_tui.widgets.line_gate",
+    "mm_tui.widgets.fast_markdown.fast_answer",
+    "mm_tui.widgets.fast_markdown.answer_stream",
+    "mm_tui.widgets.fast_markdown.markdown_lines",
+    "mm_tui.widgets.fast_markdown.long_blocks",
+    "mm_tui.widgets.fast_markdown.long_runs",
+    "mm_tui.widgets.fast_markdown.compact_lists",
+    "mm_tui.widgets.fast_markdown.aligned_table",
+    "mm_tui.widgets.fast_markdown.line_gate",
 )
 
 STREAM_AN_ANSWER = """
@@ -93,7 +93,7 @@ def test_stock_draws_the_answer_with_textuals_markdown_and_loads_none_of_its_own
 def test_by_default_the_answer_is_drawn_by_mm_tuis_own_drawing() -> None:
     shown = _stream_an_answer(OWN)
     assert shown["class_"] == "FastAnswerBlock"
-    assert "mm_tui.widgets.answer_stream" in shown["loaded"]
+    assert "mm_tui.widgets.fast_markdown.answer_stream" in shown["loaded"]
     assert shown["markdown"] == _stream_an_answer(STOCK)["markdown"]
 
 

@@ -22,7 +22,7 @@ from mm_tui.agent.events import (
 )
 from mm_tui.widgets.answer_blocks import AnswerBlock, answer_block
 from mm_tui.widgets.blocks import UserMessage
-from mm_tui.widgets.long_blocks import ListLines, TableLines
+from mm_tui.widgets.fast_markdown.long_blocks import ListLines, TableLines
 from mm_tui.widgets.transcript import LIVE_MOST
 from scripted_server import Reply, ToolCall
 from tests.window.conftest import play, send, settle, wait_for

@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 
 from mm_tui.app import MMApp
-from mm_tui.widgets.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
 from scripted_server import Reply
 from tests.window.conftest import send, wait_for
 from tests.window.test_window_conversation import answers, notices, turn_over

@@ -14,7 +14,7 @@ import pytest
 from textual.widgets._markdown import MarkdownTableContent
 
 from mm_tui.widgets.answer_blocks import AnswerBlock
-from mm_tui.widgets.long_blocks import TableLines
+from mm_tui.widgets.fast_markdown.long_blocks import TableLines
 from scripted_server import Reply
 from tests.window.conftest import send, settle, wait_for
 from tests.window.test_window_conversation import turn_over

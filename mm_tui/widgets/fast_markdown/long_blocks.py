@@ -29,9 +29,8 @@ from textual.visual import Visual
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-from mm_tui.widgets.aligned_table import Alignment, cell_alignment, fit_cell
-from mm_tui.widgets.line_selection import placed, selected_text, with_selection
-from mm_tui.widgets.long_runs import (
+from mm_tui.widgets.fast_markdown.aligned_table import Alignment, cell_alignment, fit_cell
+from mm_tui.widgets.fast_markdown.long_runs import (
     LONG_LIST,
     LONG_TABLE,
     MANY_ITEMS,
@@ -39,6 +38,7 @@ from mm_tui.widgets.long_runs import (
     folded_token,
     list_symbols,
 )
+from mm_tui.widgets.line_selection import placed, selected_text, with_selection
 from mm_tui.widgets.textual_private import token_converter
 
 _ITEM = ("list_item_open", "paragraph_open", "inline", "paragraph_close", "list_item_close")

@@ -20,7 +20,7 @@ from textual.style import Style
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownFence
 
-from mm_tui.widgets.long_blocks import LONG_LIST, LONG_TABLE, list_lines, table_lines
+from mm_tui.widgets.fast_markdown.long_blocks import LONG_LIST, LONG_TABLE, list_lines, table_lines
 
 Inline = Callable[[Token], Content]
 

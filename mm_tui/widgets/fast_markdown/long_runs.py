@@ -28,7 +28,7 @@ from markdown_it.common.utils import mdTrim
 from markdown_it.token import Token
 from textual.widgets import Markdown
 
-from mm_tui.widgets.aligned_table import cell_alignment
+from mm_tui.widgets.fast_markdown.aligned_table import cell_alignment
 
 #: From this many items (or table rows) on, a list or table is folded into one token.
 MANY_ITEMS = 64

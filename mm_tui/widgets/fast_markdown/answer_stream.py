@@ -44,17 +44,17 @@ from textual.strip import Strip
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-from mm_tui.widgets.grows_in_place import GrowsInPlace
-from mm_tui.widgets.line_gate import LineGate
-from mm_tui.widgets.line_selection import selected_text, with_selection
-from mm_tui.widgets.line_strips import line_strip
-from mm_tui.widgets.markdown_lines import (
+from mm_tui.widgets.fast_markdown.line_gate import LineGate
+from mm_tui.widgets.fast_markdown.markdown_lines import (
     APPROXIMATE,
     IncrementalLines,
     LineRenderer,
     Palette,
     top_level_blocks,
 )
+from mm_tui.widgets.grows_in_place import GrowsInPlace
+from mm_tui.widgets.line_selection import selected_text, with_selection
+from mm_tui.widgets.line_strips import line_strip
 from mm_tui.widgets.textual_private import shift_drawn_rows, token_converter
 
 #: A followed answer grows, or moves up inside itself, by this share of the view at once.

@@ -16,13 +16,13 @@ from textual.timer import Timer
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-from mm_tui.widgets.aligned_table import AlignedTable
 from mm_tui.widgets.answer_blocks import AnswerBlock
-from mm_tui.widgets.answer_stream import AnswerStream
-from mm_tui.widgets.compact_lists import CompactBulletList, CompactOrderedList
+from mm_tui.widgets.fast_markdown.aligned_table import AlignedTable
+from mm_tui.widgets.fast_markdown.answer_stream import AnswerStream
+from mm_tui.widgets.fast_markdown.compact_lists import CompactBulletList, CompactOrderedList
+from mm_tui.widgets.fast_markdown.line_gate import LineGate
+from mm_tui.widgets.fast_markdown.long_blocks import answer_parser, long_block
 from mm_tui.widgets.grows_in_place import GrowsInPlace
-from mm_tui.widgets.line_gate import LineGate
-from mm_tui.widgets.long_blocks import answer_parser, long_block
 
 #: The answer is re-parsed and redrawn at most this often while it streams (10 frames a
 #: second): a token a frame would cost the model's machine a frame per token.
