@@ -7,7 +7,9 @@ those fell while the core imports openai in its worker and delayed the first mes
 by as much. This footer composes exactly what `Footer` composes, skips a rebuild that would
 show the same keys as the last one, and when keys come or go (`esc Interrupt` at each turn's
 start and end) mounts and removes only those: a rebuild restyles every key (their `compact`
-binding), ~6 ms of the UI thread a turn while the model streams.
+binding), ~6 ms of the UI thread a turn while the model streams. When the keys do not fit
+the width, it draws them in Textual's compact style (one space less around each), so the
+last key (`f1 Help`) is not cut while a question adds its three.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from difflib import SequenceMatcher
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.compose import compose
 from textual.widget import Widget
@@ -32,6 +36,7 @@ class KeysFooter(Footer):
     """`Footer`, without the rebuilds that would draw the same keys again."""
 
     _shown: tuple[Hashable, ...] | None = None
+    _roomy = 0  # cells the keys take in the roomy (not compact) style
 
     def _keys_shown(self) -> tuple[Hashable, ...]:
         """What `Footer.compose` draws from the screen's bindings: each shown binding (its key,
@@ -50,6 +55,21 @@ class KeysFooter(Footer):
             drawn += 1
             yield widget
         self._shown = self._keys_shown() if drawn else None
+        self._roomy = sum(  # the keys' width in the roomy style: " key " then "description "
+            cell_len(self.app.get_key_display(binding)) + 2
+            + (cell_len(binding.description) + 1 if binding.description else 0)
+            for (_, binding, _, _) in self.screen.active_bindings.values()
+            if binding.show and drawn
+        )  # fmt: skip
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Compact when the keys, drawn in the roomy style, would not fit the width."""
+        if self.size.width:
+            self.compact = self._roomy > self.size.width
 
     async def recompose(self) -> None:
         # Asked after each change of the bindings; these keys may be on screen already.
