@@ -31,6 +31,7 @@ from mm_tui.agent.tools.bash import (
     SIGNAL_LINE,
     TIMEOUT_LINE,
     ended_with,
+    signal_words,
 )
 from mm_tui.agent.tools.bash_output import HeadTailBuffer, clean_output
 from mm_tui.support.call_processes import MARK_NAME, end_marked, new_mark
@@ -170,7 +171,7 @@ def result_of(end: _End, timeout: float, max_output: int, limit: int) -> ToolRes
         endings.append(EXIT_LINE.format(code=end.exit_code))
         status = ToolStatus.FAILED
     elif end.signal:
-        endings.append(SIGNAL_LINE.format(name=signal_words(end.signal)))
+        endings.append(SIGNAL_LINE.format(name=signal_name_words(end.signal)))
         status = ToolStatus.FAILED
     return ended_with(output, endings, status)
 
@@ -183,10 +184,10 @@ def said(error: Exception) -> str:
     return f"{text} ({details})" if details else text
 
 
-def signal_words(name: str) -> str:
-    """`SIGKILL` (or `9`) as Go's exec package wrote it and bash's own runs say it: `killed`."""
+def signal_name_words(name: str) -> str:
+    """`SIGKILL` (or `9`), as an editor's terminal reports it, in bash's own words: `killed`."""
     try:
         number = int(name) if name.isdigit() else signal.Signals[name.upper()].value
-        return (signal.strsignal(number) or name).lower()
     except (KeyError, ValueError):
         return name.lower()
+    return signal_words(number)

@@ -302,7 +302,7 @@ def _result(reader: PipeReader, outcome: _Outcome, timeout: float) -> ToolResult
         if code > 0:
             endings.append(EXIT_LINE.format(code=code))
         elif code < 0:
-            endings.append(SIGNAL_LINE.format(name=_signal_name(-code)))
+            endings.append(SIGNAL_LINE.format(name=signal_words(-code)))
         if code != 0:
             status = ToolStatus.FAILED
     return ended_with(output, endings, status)
@@ -317,8 +317,9 @@ def ended_with(output: str, endings: list[str], status: ToolStatus) -> ToolResul
     return ToolResult("\n".join([body, *endings]) if body else "\n".join(endings), status)
 
 
-def _signal_name(number: int) -> str:
-    """`killed`, `terminated`, `segmentation fault`: the words Go's exec package used."""
+def signal_words(number: int) -> str:
+    """`killed`, `terminated`, `segmentation fault`: the words Go's exec package used (also for
+    a command an editor's terminal ran, `acp/client_terminals.py`)."""
     try:
         description = signal.strsignal(number)
     except ValueError:
