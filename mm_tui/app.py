@@ -282,7 +282,7 @@ class MMApp(App[int]):
     @on(PermissionQuestion.Answered)
     def _question_answered(self, message: PermissionQuestion.Answered) -> None:
         self._question_closed(message.call_id)
-        self.action_answer(message.key, message.reason)
+        self.action_answer(message.key, message.reason, message.call_id)
 
     def _question_closed(self, call_id: str) -> None:
         """The next open question takes the keys it had, or the prompt does (before its row
@@ -498,9 +498,10 @@ class MMApp(App[int]):
             raise SkipAction()
         self.query_one(Transcript).scroll_by_key(where)
 
-    def action_answer(self, key: str, reason: str = "") -> None:
-        """a / s / r: answer the oldest open question (SPEC §7); `reason`: why it was rejected."""
-        answered = self.turns.answer(key, reason)
+    def action_answer(self, key: str, reason: str = "", call_id: str | None = None) -> None:
+        """a / s / r: answer the question of `call_id` (the oldest open one by default; SPEC §7);
+        `reason`: why it was rejected."""
+        answered = self.turns.answer(key, reason, call_id)
         if answered is None:
             return
         call_id, answer = answered

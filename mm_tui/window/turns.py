@@ -330,14 +330,18 @@ class TurnController(SessionIntents):
     def tool_finished(self, call_id: str) -> None:
         self.questions.pop(call_id, None)
 
-    def answer(self, key: str, reason: str = "") -> tuple[str, PermissionAnswer] | None:
-        """a / s / r: answer the oldest open question; (its call id, the answer) or None.
+    def answer(
+        self, key: str, reason: str = "", call_id: str | None = None
+    ) -> tuple[str, PermissionAnswer] | None:
+        """a / s / r: answer the question of `call_id` (the one the person answered; by default
+        the oldest open one); (its call id, the answer), or None when it is no longer open.
         A rejection's `reason` (typed in the question) goes to the model."""
-        if not self.questions:
+        if call_id is None:
+            call_id = next(iter(self.questions), None)
+        request = self.questions.pop(call_id, None) if call_id is not None else None
+        if call_id is None or request is None:
             return None
-        call_id, request = next(iter(self.questions.items()))
         answer = PermissionAnswer(key)
-        del self.questions[call_id]
         try:
             if not request.future.done():
                 request.future.set_result(PermissionReply(answer, reason) if reason else answer)

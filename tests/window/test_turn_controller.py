@@ -7,6 +7,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence, Set
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,24 @@ def test_messages_sent_during_a_turn_wait_in_order_and_a_answers_the_question(
     sent = [request["messages"][-1]["content"] for request in model_server.requests]
     assert sent == ["one", "first\n", "two", "three"]
     assert harness.surface.user_messages == ["one", "two", "three"]
+
+
+def test_the_answered_question_is_the_one_answered_not_the_oldest(tmp_path: Path) -> None:
+    """Two questions open (a second arrived while the first waits): answering the second, the
+    one the person focused, settles it and leaves the first waiting."""
+    turns = Harness(Config(), tmp_path).turns
+    first, second = (
+        PermissionRequest(f"call_{n}", "bash", f"bash {command}", command, None, Future())
+        for n, command in ((1, "rm -rf build"), (2, "ls"))
+    )
+    turns.question_opened(first)
+    turns.question_opened(second)
+    assert turns.answer("a", call_id="call_2") == ("call_2", "a")
+    assert second.future.result(timeout=0) == "a" and not first.future.done()
+    assert list(turns.questions) == ["call_1"]
+    assert turns.answer("r", call_id="call_2") is None  # already answered: nothing else is
+    assert not first.future.done()
+    assert turns.answer("r") == ("call_1", "r")  # no call named: the oldest open one
 
 
 def test_a_message_sent_before_the_core_is_ready_waits_for_it(
