@@ -164,10 +164,13 @@ class TakePace:
         self._take_cpu: float | None = None  # the CPU clock when the take being drawn began
 
     def _earn(self) -> float:
+        """The credit now, less what the take being drawn has cost so far: events that come
+        while it is drawn (the core sends on) are paced by it too, not taken 20 ms after it
+        as if it were free."""
         now = self._clock()
         self._credit = min(BURST_SECONDS, self._credit + (now - self._at) * WINDOW_SHARE)
         self._at = now
-        return self._credit
+        return self._credit - (0.0 if self._take_cpu is None else self._cpu() - self._take_cpu)
 
     def taken(self) -> None:
         """A take begins."""
