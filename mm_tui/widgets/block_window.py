@@ -6,9 +6,10 @@ session. The column holds its blocks in three parts:
     [records above] [mounted blocks] [records below] [the tail: mounted blocks]
 
 - new blocks are queued and mounted in one batch per pass of the event loop;
-- while the person follows the bottom, at most `LIVE_MOST` blocks (more on a tall screen) stay
-  mounted: the oldest finished ones become records above (`archive.Archived`), like Toad's
-  pruning;
+- while the person follows the bottom, only the blocks of the view and of one view above it
+  (`FOLLOW_SCREENS`) stay mounted: once `FOLLOW_SLACK` more gathered, the oldest finished ones
+  become records above (`archive.Archived`), like Toad's pruning; each layout of a flood of
+  rows then walks a screenful of blocks, not hundreds;
 - reaching the top brings `REVIVE_BATCH` records back above, the view kept where it was; when
   that makes more than `LIVE_MOST` blocks mounted, the finished ones furthest below the view
   become records below, so scrolling through 5,000 rows never mounts 5,000 widgets;
@@ -28,10 +29,16 @@ from textual.widget import Widget
 
 from mm_tui.widgets.archive import Archivable, Archived
 
-#: Mounted blocks beyond this are archived (oldest first) while the bottom is followed ...
+#: While the bottom is followed, the mounted blocks fill this many views (lines as last laid
+#: out, a block not laid out yet counting one): the view, and a page above it for PageUp or
+#: the wheel before a batch comes back (`REVIVE_BATCH`) ...
+FOLLOW_SCREENS = 2
+#: ... and the older finished blocks leave once this many gathered (archiving happens once
+#: in a while, not at every block).
+FOLLOW_SLACK = 12
+#: Blocks mounted at most once the person scrolled back (a revived batch and the blocks below
+#: it; more on a tall screen).
 LIVE_MOST = 160
-#: ... down to this many, so archiving happens once in a while, not at every block.
-LIVE_LEAST = 80
 #: Blocks brought back at a time when the person scrolls to the top (or down to the records
 #: below).
 REVIVE_BATCH = 60
@@ -145,9 +152,22 @@ class BlockWindow(VerticalScroll):
         always out of view, and reaching the records below never undoes a revive above)."""
         return max(LIVE_MOST, REVIVE_BATCH + 3 * self.size.height)
 
-    def _least(self) -> int:
-        """Blocks kept mounted when the followed transcript prunes: two screens at least."""
-        return max(LIVE_LEAST, 2 * self.size.height)
+    def _follow_least(self) -> int:
+        """Blocks that fill `FOLLOW_SCREENS` views whatever their height (one line each at
+        least): new blocks beyond these need not be mounted at all while the bottom is
+        followed."""
+        return max(OPEN_MOUNTED, FOLLOW_SCREENS * self.size.height)
+
+    def _follow_kept(self, blocks: Sequence[Widget]) -> int:
+        """How many of the newest `blocks` fill `FOLLOW_SCREENS` views, by the heights of
+        the last layout (margins left out; a block not laid out yet counts one line). The
+        sizes each block keeps, not the compositor's map: a block out of view is not in it."""
+        lines, want = 0, FOLLOW_SCREENS * self.size.height
+        for kept, block in enumerate(reversed(blocks)):
+            if lines >= want and kept >= OPEN_MOUNTED:
+                return kept
+            lines += max(1, block.outer_size.height)
+        return len(blocks)
 
     async def _add(self, block: Widget) -> None:
         """Queue a block; every block queued in this pass of the loop is mounted at once."""
@@ -165,7 +185,7 @@ class BlockWindow(VerticalScroll):
         if self.following and not self._below:
             # Blocks that would be archived right after mounting are archived unmounted, after
             # the mounted ones (older: they leave first, or the order would break).
-            keep = len(pending) - self._least()
+            keep = len(pending) - self._follow_least()
             mounted = list(self.children)
             if keep > 0 and self._settled_prefix(mounted) == len(mounted):
                 gone = self._settled_prefix(pending[:keep])
@@ -204,11 +224,15 @@ class BlockWindow(VerticalScroll):
         return children[: children.index(self._gap)]
 
     async def _prune(self) -> None:
-        """While the bottom is followed, keep at most `LIVE_MOST` blocks mounted."""
-        children = list(self.children)
-        if len(children) <= self._most() or not self.following or self._below:
+        """While the bottom is followed, the finished blocks above `FOLLOW_SCREENS` views
+        leave the layout (once `FOLLOW_SLACK` of them gathered)."""
+        if not self.following or self._below:
             return
-        old = children[: self._settled_prefix(children[: len(children) - self._least()])]
+        children = list(self.children)
+        kept = self._follow_kept(children)
+        if len(children) <= kept + FOLLOW_SLACK:
+            return
+        old = children[: self._settled_prefix(children[: len(children) - kept])]
         if old:
             self._archive += self._to_records(old)
             await self.remove_children(old)
