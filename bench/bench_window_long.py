@@ -195,11 +195,30 @@ def _threads_cpu() -> dict[str, float]:
     return spent
 
 
+def _count_takes() -> dict[str, float]:
+    """Counts the window's takes of events and their CPU as its pace sees them (each from
+    its start to its frame drawn), into the dict returned."""
+    from mm_tui.window.event_bridge import TakePace
+
+    counted = {"takes": 0, "takes' CPU": 0.0}
+    drawn = TakePace.drawn
+
+    def counted_drawn(pace: TakePace) -> None:
+        if pace._take_cpu is not None:  # noqa: SLF001 - the bench's probe
+            counted["takes"] += 1
+            counted["takes' CPU"] += pace._cpu() - pace._take_cpu  # noqa: SLF001
+        drawn(pace)
+
+    TakePace.drawn = counted_drawn  # pyright: ignore[reportAttributeAccessIssue]  # a probe
+    return counted
+
+
 def child_window(base_url: str, looked_for: str) -> dict[str, float]:
     from mm_tui.app import MMApp
     from mm_tui.window.ports import live_factory
 
     cwd = Path.cwd()
+    takes = _count_takes()
     config = _config(base_url)
     app = terminal_timed(MMApp, looked_for)(
         config, cwd, agent_factory=live_factory(config, cwd), history_path=None
@@ -211,7 +230,7 @@ def child_window(base_url: str, looked_for: str) -> dict[str, float]:
         async with app.run_test(size=SIZE) as pilot:
             await until(lambda: app.turns.port is not None)
             await pilot.pause(0.2)
-            cpu, threads = time.process_time(), _threads_cpu()
+            cpu, threads, taken = time.process_time(), _threads_cpu(), dict(takes)
             app.turns.submit("go")
             await until(lambda: app.turns.running or app.seen_at is not None)
 
@@ -233,6 +252,7 @@ def child_window(base_url: str, looked_for: str) -> dict[str, float]:
                 live += result[f"cpu {name}"]
             result["cpu of threads that ended"] = round(result["cpu"] - live, 2)
             result["frames"] = app.frames
+            result.update({key: round(takes[key] - taken[key], 2) for key in takes})
             screen = app.export_screenshot()
             result["on_screen"] = float(looked_for.split()[-2] in screen)
             await pilot.exit(None)
