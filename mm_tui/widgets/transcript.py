@@ -25,7 +25,7 @@ from mm_tui.agent.events import (
 from mm_tui.support import collector
 from mm_tui.widgets.archive import Archivable, Archived
 from mm_tui.widgets.block_window import (
-    FOLLOW_SCREENS,
+    FOLLOW_MARGIN,
     FOLLOW_SLACK,
     LIVE_MOST,
     OPEN_MOUNTED,
@@ -45,7 +45,7 @@ TAIL_MARGIN = 1
 SHIFT_TRIES = 10
 
 __all__ = [
-    "FOLLOW_SCREENS",
+    "FOLLOW_MARGIN",
     "FOLLOW_SLACK",
     "LIVE_MOST",
     "OPEN_MOUNTED",

@@ -24,7 +24,7 @@ from mm_tui.widgets.answer_blocks import AnswerBlock
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.long_blocks import ListLines, TableLines
 from mm_tui.widgets.tool_row import ToolRow
-from mm_tui.widgets.transcript import FOLLOW_SCREENS, FOLLOW_SLACK, LIVE_MOST, OPEN_MOUNTED
+from mm_tui.widgets.transcript import FOLLOW_MARGIN, FOLLOW_SLACK, LIVE_MOST, OPEN_MOUNTED
 from scripted_server import Reply, ToolCall
 from tests.window.conftest import play, send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
@@ -192,11 +192,11 @@ async def test_a_turn_of_many_quick_calls_shows_every_row_in_order_once_it_ends(
         assert isinstance(blocks[-2], AnswerBlock) and blocks[-2].source.strip() == "All done."
 
 
-async def test_a_followed_flood_of_rows_lays_out_only_about_two_views_and_loses_none(
+async def test_a_followed_flood_of_rows_lays_out_only_about_a_view_and_loses_none(
     model_server: Any, live_app: Any
 ) -> None:
     """While the person follows the bottom of a turn of many quick calls, each take leaves
-    mounted the blocks of the view and of one view above it (and the few gathered before
+    mounted the blocks of the view and a few lines above it (and the few gathered before
     they leave together), not hundreds: every layout walks them all. Every row is still
     there, in order: in the export, and coming back batch by batch on scrolling to the top."""
     calls = 50  # 200 rows, ten views of them
@@ -220,8 +220,21 @@ async def test_a_followed_flood_of_rows_lays_out_only_about_two_views_and_loses_
         await wait_for(pilot, turn_over(app), "the turn ends")
         await settle(pilot)
         assert transcript.following
-        most = max(OPEN_MOUNTED, FOLLOW_SCREENS * transcript.size.height) + FOLLOW_SLACK
+        most = max(OPEN_MOUNTED, transcript.size.height + FOLLOW_MARGIN) + FOLLOW_SLACK
         assert mounted and max(mounted) <= most, (mounted, most)
+
+        def row_at_top() -> ToolRow:
+            top = transcript.scroll_y
+            rows = [row for row in transcript.children if isinstance(row, ToolRow)]
+            return next(row for row in rows if row.virtual_region.bottom > top)
+
+        seen = row_at_top()
+        below_top = seen.virtual_region.y - transcript.scroll_y
+        await pilot.press("pageup")  # a batch comes back first: still a whole page up
+        await wait_for(pilot, lambda: row_at_top() is not seen, "the page turns")
+        await settle(pilot)
+        page = transcript.scrollable_content_region.height
+        assert seen.virtual_region.y - transcript.scroll_y == below_top + page
 
         steps = [f"step-{n}-{k}" for n in range(calls) for k in range(4)]
         exported = transcript.to_markdown()
