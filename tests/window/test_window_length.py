@@ -209,10 +209,13 @@ async def test_a_followed_flood_of_rows_lays_out_only_about_a_view_and_loses_non
     async with app.run_test() as pilot:
         transcript = app.transcript
         mounted: list[int] = []  # after each take's frame
+        blinks: list[bool] = []  # the prompt's cursor then, while the turn runs
         drawn = app.pace.drawn
 
         def counted() -> None:
             mounted.append(len(transcript.children))
+            if app.turns.running:
+                blinks.append(app.prompt.cursor_blink)
             drawn()
 
         app.pace.drawn = counted
@@ -222,6 +225,8 @@ async def test_a_followed_flood_of_rows_lays_out_only_about_a_view_and_loses_non
         assert transcript.following
         most = max(OPEN_MOUNTED, transcript.size.height + FOLLOW_MARGIN) + FOLLOW_SLACK
         assert mounted and max(mounted) <= most, (mounted, most)
+        # over its share of the time, the window stops animating (and ticks slower)
+        assert False in blinks, blinks
 
         def row_at_top() -> ToolRow:
             top = transcript.scroll_y
