@@ -3,13 +3,13 @@
 A frame costs the model's machine 2 to 5 ms of CPU whatever it shows, so the spinner, the
 running rows' durations and the streaming answer move together on the tick, and text deltas
 held by the `EventBridge` are taken on it. While the model's text flows (`Writing`,
-`Thinking`, text within `FLOW_SECONDS`) nothing animates: the spinner and the prompt's cursor
-stand still, the answer draws whole lines only (`LineGate`), the window ticks every
-`FLOW_TICK_SECONDS` (a second, slower timer: each tick wakes the window's loop), and the turn's
-time (whole seconds) is drawn with the answer's frames, or once a second when there are none.
-While the window waits (the model, a tool, a pause in the text) the spinner turns, but not
-while the window is over its share of the time (`event_bridge.TakePace`: a flood of quick
-calls), when its frames would slow the core down. When no
+`Thinking`, text within `FLOW_SECONDS`), and while the window is over its share of the time
+(`event_bridge.TakePace`: a flood of quick calls, when its ticks and frames would slow the core
+down), nothing animates: the spinner and the prompt's cursor stand still, the answer draws
+whole lines only (`LineGate`), the window ticks every `FLOW_TICK_SECONDS` (a second, slower
+timer: each tick wakes the window's loop), and the turn's time (whole seconds) is drawn with
+the answer's frames, or once a second when there are none. While the window waits (the model,
+a tool, a pause in the text) the spinner turns. When no
 turn runs and no event waits, the clock sleeps (its timers paused: an idle window wakes for
 nothing); a state shown on the status line or an event from the core wakes it.
 
@@ -63,7 +63,8 @@ class Clock:
         self.bridge = bridge
         self.take_events = take_events
         self.frame = 0
-        #: The model's text flows: nothing animates (the spinner, the prompt's cursor).
+        #: The model's text flows, or the window is over its share: nothing animates (the
+        #: spinner, the prompt's cursor), the clock ticks slower.
         self.flowing = False
         self._elapsed_at = float("-inf")
         self._clocks: tuple[Timer, Timer] | None = None  # every tick; every tick while flowing
@@ -90,7 +91,7 @@ class Clock:
     def _state_changed(self, state: str) -> None:
         """A state where text does not flow (a tool runs, the turn ended): animate at once."""
         self.wake()
-        if state not in FLOWING_STATES:
+        if state not in FLOWING_STATES and (self.pace is None or self.pace.due()):
             self._flow(False)
 
     @property
@@ -126,8 +127,9 @@ class Clock:
             return
         drew = await transcript.tick()
         since = transcript.clock() - transcript.text_at
-        self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS)
-        if not self.flowing and (self.pace is None or self.pace.due()):
+        over_share = self.pace is not None and not self.pace.due()
+        self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS or over_share)
+        if not self.flowing:
             self.frame += 1
             status_line.frame = self.frame
             for row in transcript.running_rows():

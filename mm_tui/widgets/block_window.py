@@ -6,9 +6,12 @@ session. The column holds its blocks in three parts:
     [records above] [mounted blocks] [records below] [the tail: mounted blocks]
 
 - new blocks are queued and mounted in one batch per pass of the event loop;
-- while the person follows the bottom, at most `LIVE_MOST` blocks (more on a tall screen) stay
-  mounted: the oldest finished ones become records above (`archive.Archived`), like Toad's
-  pruning;
+- while the person follows the bottom, only the blocks of the view and a few lines above it
+  (`FOLLOW_MARGIN`) stay mounted: once `FOLLOW_SLACK` more gathered, the oldest finished ones
+  become records above (`archive.Archived`), like Toad's pruning; each take of a flood of
+  rows then mounts and lays out a screenful of blocks, not hundreds;
+- PageUp that would pass the top first brings `REVIVE_BATCH` records back, then turns the
+  page (a whole page, as with everything mounted);
 - reaching the top brings `REVIVE_BATCH` records back above, the view kept where it was; when
   that makes more than `LIVE_MOST` blocks mounted, the finished ones furthest below the view
   become records below, so scrolling through 5,000 rows never mounts 5,000 widgets;
@@ -28,10 +31,15 @@ from textual.widget import Widget
 
 from mm_tui.widgets.archive import Archivable, Archived
 
-#: Mounted blocks beyond this are archived (oldest first) while the bottom is followed ...
+#: While the bottom is followed, the mounted blocks fill the view and this many lines above
+#: it (lines as last laid out, a block not laid out yet counting one): room for the wheel to
+#: scroll up to the top, where a batch comes back (`REVIVE_BATCH`) ...
+FOLLOW_MARGIN = 6
+#: ... and the older finished blocks leave once this many gathered (archiving happens once
+#: in a while, not at every block).
+FOLLOW_SLACK = 12
+#: Blocks mounted at most once the person scrolled back (more on a tall screen).
 LIVE_MOST = 160
-#: ... down to this many, so archiving happens once in a while, not at every block.
-LIVE_LEAST = 80
 #: Blocks brought back at a time when the person scrolls to the top (or down to the records
 #: below).
 REVIVE_BATCH = 60
@@ -109,11 +117,19 @@ class BlockWindow(VerticalScroll):
             return
         self.release_anchor()  # new output no longer drags the view
         if where == "page_up":
-            self.scroll_page_up(animate=False)
+            if self._archive and not self._busy and self.scroll_y < self.size.height:
+                self._busy = True  # the page would pass the top: a batch comes back first
+                self.call_later(self._revive_above, page_up=True)
+            else:
+                self.scroll_page_up(animate=False)
         elif where == "page_down":
             self.scroll_page_down(animate=False)
         elif where == "top":
             self.scroll_home(animate=False)
+
+    def action_page_up(self) -> None:
+        """PageUp on the focused transcript: as from the prompt (a whole page)."""
+        self.scroll_by_key("page_up")
 
     def action_scroll_end(self) -> None:
         """End on the focused transcript: back to the newest blocks, as End from the prompt
@@ -145,9 +161,20 @@ class BlockWindow(VerticalScroll):
         always out of view, and reaching the records below never undoes a revive above)."""
         return max(LIVE_MOST, REVIVE_BATCH + 3 * self.size.height)
 
-    def _least(self) -> int:
-        """Blocks kept mounted when the followed transcript prunes: two screens at least."""
-        return max(LIVE_LEAST, 2 * self.size.height)
+    def _follow_least(self) -> int:
+        """Blocks that fill the view and `FOLLOW_MARGIN` lines whatever their height: new
+        blocks beyond these need not be mounted at all while the bottom is followed."""
+        return max(OPEN_MOUNTED, self.size.height + FOLLOW_MARGIN)
+
+    def _follow_kept(self, blocks: Sequence[Widget]) -> int:
+        """How many of the newest `blocks` fill the view and `FOLLOW_MARGIN` lines, by the
+        sizes of the last layout (margins left out; a block not laid out yet counts one)."""
+        lines, want = 0, self.size.height + FOLLOW_MARGIN
+        for kept, block in enumerate(reversed(blocks)):
+            if lines >= want and kept >= OPEN_MOUNTED:
+                return kept
+            lines += max(1, block.outer_size.height)
+        return len(blocks)
 
     async def _add(self, block: Widget) -> None:
         """Queue a block; every block queued in this pass of the loop is mounted at once."""
@@ -165,7 +192,7 @@ class BlockWindow(VerticalScroll):
         if self.following and not self._below:
             # Blocks that would be archived right after mounting are archived unmounted, after
             # the mounted ones (older: they leave first, or the order would break).
-            keep = len(pending) - self._least()
+            keep = len(pending) - self._follow_least()
             mounted = list(self.children)
             if keep > 0 and self._settled_prefix(mounted) == len(mounted):
                 gone = self._settled_prefix(pending[:keep])
@@ -204,11 +231,15 @@ class BlockWindow(VerticalScroll):
         return children[: children.index(self._gap)]
 
     async def _prune(self) -> None:
-        """While the bottom is followed, keep at most `LIVE_MOST` blocks mounted."""
-        children = list(self.children)
-        if len(children) <= self._most() or not self.following or self._below:
+        """While the bottom is followed, the finished blocks above `FOLLOW_SCREENS` views
+        leave the layout (once `FOLLOW_SLACK` of them gathered)."""
+        if not self.following or self._below:
             return
-        old = children[: self._settled_prefix(children[: len(children) - self._least()])]
+        children = list(self.children)
+        kept = self._follow_kept(children)
+        if len(children) <= kept + FOLLOW_SLACK:
+            return
+        old = children[: self._settled_prefix(children[: len(children) - kept])]
         if old:
             self._archive += self._to_records(old)
             await self.remove_children(old)
@@ -227,16 +258,20 @@ class BlockWindow(VerticalScroll):
             return self._gap.virtual_region.y
         return self.virtual_size.height
 
-    async def _revive_above(self) -> None:
-        """The newest records above come back above the first block, the view kept still;
-        the finished blocks furthest below then leave for the records below."""
+    async def _revive_above(self, *, page_up: bool = False) -> None:
+        """The newest records above come back above the first block, the view kept still
+        (then a page up, for PageUp); the finished blocks furthest below then leave for the
+        records below."""
         try:
             records = self._archive[-REVIVE_BATCH:]
             del self._archive[-REVIVE_BATCH:]
             first = self.children[0] if self.children else None
+            offset = first.virtual_region.y - self.scroll_y if first is not None else 0.0
             await self.mount_all(self._revived(records), before=first)
             if first is not None:
-                self.call_after_refresh(self._keep_view, first, 0.0)
+                self.call_after_refresh(self._keep_view, first, offset)
+            if page_up:
+                self.call_after_refresh(self.scroll_page_up, animate=False)
             window = self._window()
             if len(window) > self._most():
                 extra = window[self._most() :]

@@ -25,7 +25,8 @@ from mm_tui.agent.events import (
 from mm_tui.support import collector
 from mm_tui.widgets.archive import Archivable, Archived
 from mm_tui.widgets.block_window import (
-    LIVE_LEAST,
+    FOLLOW_MARGIN,
+    FOLLOW_SLACK,
     LIVE_MOST,
     OPEN_MOUNTED,
     REVIVE_BATCH,
@@ -43,7 +44,14 @@ TAIL_MARGIN = 1
 #: Refreshes the view waits for that layout before it moves anyway.
 SHIFT_TRIES = 10
 
-__all__ = ["LIVE_LEAST", "LIVE_MOST", "OPEN_MOUNTED", "REVIVE_BATCH", "Transcript"]
+__all__ = [
+    "FOLLOW_MARGIN",
+    "FOLLOW_SLACK",
+    "LIVE_MOST",
+    "OPEN_MOUNTED",
+    "REVIVE_BATCH",
+    "Transcript",
+]
 
 
 @runtime_checkable

@@ -26,10 +26,12 @@ from mm_tui.agent.events import (
     NoticeLevel,
     PermissionRequest,
     ReasoningDelta,
+    SpinnerChanged,
     TextDelta,
     ToolOutputDelta,
     TurnEnded,
     TurnStarted,
+    Usage,
 )
 from mm_tui.agent.port import AgentPort
 
@@ -164,10 +166,13 @@ class TakePace:
         self._take_cpu: float | None = None  # the CPU clock when the take being drawn began
 
     def _earn(self) -> float:
+        """The credit now, less what the take being drawn has cost so far: events that come
+        while it is drawn (the core sends on) are paced by it too, not taken 20 ms after it
+        as if it were free."""
         now = self._clock()
         self._credit = min(BURST_SECONDS, self._credit + (now - self._at) * WINDOW_SHARE)
         self._at = now
-        return self._credit
+        return self._credit - (0.0 if self._take_cpu is None else self._cpu() - self._take_cpu)
 
     def taken(self) -> None:
         """A take begins."""
@@ -211,10 +216,19 @@ def _joined(last: WindowEvent | None, event: WindowEvent) -> WindowEvent | None:
     return None
 
 
+#: Events of which only the last of a take shows (the state text, the context used): the
+#: ones before it are dropped (a take is drawn in one frame).
+SUPERSEDED = (SpinnerChanged, Usage)
+
+
 def coalesce(events: list[WindowEvent]) -> list[WindowEvent]:
-    """Join consecutive TextDelta, ReasoningDelta, and ToolOutputDelta of one call."""
+    """Join consecutive TextDelta, ReasoningDelta, and ToolOutputDelta of one call; drop a
+    `SUPERSEDED` event followed by another of its kind (a flood of calls brings hundreds)."""
+    last = {type(event): n for n, event in enumerate(events) if isinstance(event, SUPERSEDED)}
     joined: list[WindowEvent] = []
-    for event in events:
+    for n, event in enumerate(events):
+        if isinstance(event, SUPERSEDED) and last[type(event)] != n:
+            continue
         both = _joined(joined[-1] if joined else None, event)
         if both is not None:
             joined[-1] = both

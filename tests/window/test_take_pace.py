@@ -59,6 +59,23 @@ def test_a_flood_of_costly_takes_is_spaced_to_the_share_and_never_waits_too_long
     assert pace.wait() == MOST_WAIT_SECONDS
 
 
+def test_events_that_come_while_a_take_is_drawn_wait_for_what_it_cost_so_far() -> None:
+    """The core sends on while the window lays a take out and draws it: the first event of
+    the next burst is paced by that take, not taken 20 ms after it as if it were free (the
+    flood's takes then came twice as often as the share allows)."""
+    clocks = Clocks()
+    pace = clocks.pace()
+    clocks.take(pace, BURST_SECONDS, after=0.0)  # the burst allowance spent
+    clocks.wall += 0.4  # quiet a while: within the share again (0.02 s of credit)
+    assert pace.due()
+    pace.taken()  # a take begins; its frame is not drawn yet ...
+    clocks.cpu += 0.05
+    clocks.wall += 0.05
+    assert not pace.due() and pace.wait() > SETTLE_SECONDS  # ... and the next waits for it
+    pace.drawn()
+    assert not pace.due() and pace.wait() > SETTLE_SECONDS
+
+
 class Target:
     """Counts the `EventsArrived` the bridge posts."""
 

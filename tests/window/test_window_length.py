@@ -23,7 +23,8 @@ from mm_tui.agent.events import (
 from mm_tui.widgets.answer_blocks import AnswerBlock, answer_block
 from mm_tui.widgets.blocks import UserMessage
 from mm_tui.widgets.fast_markdown.long_blocks import ListLines, TableLines
-from mm_tui.widgets.transcript import LIVE_MOST
+from mm_tui.widgets.tool_row import ToolRow
+from mm_tui.widgets.transcript import FOLLOW_MARGIN, FOLLOW_SLACK, LIVE_MOST, OPEN_MOUNTED
 from scripted_server import Reply, ToolCall
 from tests.window.conftest import play, send, settle, wait_for
 from tests.window.test_window_conversation import turn_over
@@ -193,3 +194,79 @@ async def test_a_turn_of_many_quick_calls_shows_every_row_in_order_once_it_ends(
         assert [row.call_id for row in rows] == expected  # pyright: ignore[reportAttributeAccessIssue]
         assert {row.status for row in rows} == {ToolStatus.DONE}  # pyright: ignore[reportAttributeAccessIssue]
         assert isinstance(blocks[-2], AnswerBlock) and blocks[-2].source.strip() == "All done."
+
+
+async def test_a_followed_flood_of_rows_lays_out_only_about_a_view_and_loses_none(
+    model_server: Any, live_app: Any
+) -> None:
+    """While the person follows the bottom of a turn of many quick calls, each take leaves
+    mounted the blocks of the view and a few lines above it (and the few gathered before
+    they leave together), not hundreds: every layout walks them all. Every row is still
+    there, in order: in the export, and coming back batch by batch on scrolling to the top."""
+    calls = 50  # 200 rows, ten views of them
+    for n in range(calls):
+        model_server.enqueue(Reply(tool_calls=[
+            ToolCall("bash", {"command": f"echo step-{n}-{k}"}) for k in range(4)
+        ]))  # fmt: skip
+    model_server.enqueue(Reply(text="All done."))
+    app = live_app(permissions="allow", max_turns=calls + 5)
+    async with app.run_test() as pilot:
+        transcript = app.transcript
+        mounted: list[int] = []  # after each take's frame
+        blinks: list[bool] = []  # the prompt's cursor then, while the turn runs
+        drawn = app.pace.drawn
+
+        def counted() -> None:
+            mounted.append(len(transcript.children))
+            if app.turns.running:
+                blinks.append(app.prompt.cursor_blink)
+            drawn()
+
+        app.pace.drawn = counted
+        await send(pilot, "go")
+        await wait_for(pilot, turn_over(app), "the turn ends")
+        await settle(pilot)
+        assert transcript.following
+        most = max(OPEN_MOUNTED, transcript.size.height + FOLLOW_MARGIN) + FOLLOW_SLACK
+        assert mounted and max(mounted) <= most, (mounted, most)
+        # over its share of the time, the window stops animating (and ticks slower)
+        assert False in blinks, blinks
+
+        def row_at_top() -> ToolRow:
+            top = transcript.scroll_y
+            rows = [row for row in transcript.children if isinstance(row, ToolRow)]
+            return next(row for row in rows if row.virtual_region.bottom > top)
+
+        seen = row_at_top()
+        below_top = seen.virtual_region.y - transcript.scroll_y
+        await pilot.press("pageup")  # a batch comes back first: still a whole page up
+        await wait_for(pilot, lambda: row_at_top() is not seen, "the page turns")
+        await settle(pilot)
+        page = transcript.scrollable_content_region.height
+        assert seen.virtual_region.y - transcript.scroll_y == below_top + page
+
+        steps = [f"step-{n}-{k}" for n in range(calls) for k in range(4)]
+        exported = transcript.to_markdown()
+        places = [exported.find(step) for step in steps]
+        assert -1 not in places and places == sorted(places)
+        assert places[-1] < exported.index("All done.")
+        ids = [f"call_{n + 1:03d}_{k + 1}" for n in range(calls) for k in range(4)]
+
+        def mounted_ids() -> list[str]:
+            return [row.call_id for row in transcript.children if isinstance(row, ToolRow)]
+
+        def first_message() -> str:
+            first = transcript.children[0]
+            return first.text if isinstance(first, UserMessage) else ""
+
+        for _ in range(20):  # each visit to the top brings a batch back, in order
+            shown = mounted_ids()
+            start = ids.index(shown[0])
+            assert shown == ids[start : start + len(shown)]
+            if first_message() == "go":
+                break
+            transcript.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda: transcript.scroll_y > 0 or first_message() == "go",
+                           "a batch comes back above, the view kept")  # fmt: skip
+        assert first_message() == "go" and mounted_ids()[0] == ids[0]
+        assert transcript.to_markdown() == exported

@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mm_tui.agent.events import TextDelta, ToolOutputDelta, TurnStarted
+from mm_tui.agent.events import (
+    SpinnerChanged,
+    TextDelta,
+    ToolFinished,
+    ToolOutputDelta,
+    ToolStarted,
+    ToolStatus,
+    TurnStarted,
+    Usage,
+)
 from mm_tui.support.terminal_text import first_line, literal
 from mm_tui.widgets.prompt_history import PromptHistory
 from mm_tui.widgets.tool_row import format_duration, row_title
@@ -85,6 +94,17 @@ def test_deltas_are_joined_in_order_without_crossing_other_events() -> None:
         TurnStarted("t"),
         TextDelta("c"),
     ]
+
+
+def test_a_state_or_usage_followed_by_another_in_the_same_take_is_dropped() -> None:
+    """Only the last of a take is drawn (one frame a take): the others cost the window's
+    thread for nothing (a flood of calls brings one of each per call)."""
+    started = ToolStarted("c1", "bash", {}, "bash x")
+    finished = ToolFinished("c1", "bash", "", ToolStatus.DONE, 0.1, "x")
+    events = [SpinnerChanged("Running bash"), started, Usage(10, 1), SpinnerChanged("Waiting"),
+              finished, Usage(20, 2), TextDelta("a")]  # fmt: skip
+    assert coalesce(events) == [started, SpinnerChanged("Waiting"), finished, Usage(20, 2),
+                                TextDelta("a")]  # fmt: skip
 
 
 def test_small_formats() -> None:
