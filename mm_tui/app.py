@@ -257,6 +257,11 @@ class MMApp(App[int]):
         if not self.still:
             self.ticker.start()
 
+    def on_unmount(self) -> None:
+        """The window closes, whatever closes it: a turn still running stops (a question left
+        open would hold the core's thread, and with it the process, forever)."""
+        self.turns.window_closed()
+
     def on_first_run_panel_checked(self, message: FirstRunPanel.Checked) -> None:
         """The server check named the model a first turn will use: the top line says it now,
         not after that turn (by name: the panel's module loads after the first frame)."""

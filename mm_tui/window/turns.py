@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import InvalidStateError
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -22,7 +21,6 @@ from mm_tui.agent.events import (
     WAITING_FOR_MODEL,
     Notice,
     PermissionAnswer,
-    PermissionReply,
     PermissionRequest,
     TurnEnded,
     running_state,
@@ -30,6 +28,7 @@ from mm_tui.agent.events import (
 from mm_tui.agent.port import AgentPort, TopLineView
 from mm_tui.window.event_bridge import TurnWorkerDone, UndoDone, WindowEvent
 from mm_tui.window.message_queue import MessageQueue
+from mm_tui.window.open_questions import OpenQuestions
 from mm_tui.window.session_intents import SessionIntents
 from mm_tui.window.turn_surface import TurnSurface
 from mm_tui.window.undo_lines import undo_lines
@@ -94,7 +93,7 @@ class TurnController(SessionIntents):
         self.start_view = start_view
         self.clock = clock
         self.queue = MessageQueue()
-        self.questions: dict[str, PermissionRequest] = {}
+        self.questions = OpenQuestions()
         self.running = False
         self.started_at = 0.0
         self.prompt_tokens = 0
@@ -333,22 +332,11 @@ class TurnController(SessionIntents):
     def answer(
         self, key: str, reason: str = "", call_id: str | None = None
     ) -> tuple[str, PermissionAnswer] | None:
-        """a / s / r: answer the question of `call_id` (the one the person answered; by default
-        the oldest open one); (its call id, the answer), or None when it is no longer open.
-        A rejection's `reason` (typed in the question) goes to the model."""
-        if call_id is None:
-            call_id = next(iter(self.questions), None)
-        request = self.questions.pop(call_id, None) if call_id is not None else None
-        if call_id is None or request is None:
-            return None
-        answer = PermissionAnswer(key)
-        try:
-            if not request.future.done():
-                request.future.set_result(PermissionReply(answer, reason) if reason else answer)
-        except InvalidStateError:  # the worker gave up on it (interrupted) meanwhile
-            log.debug("question %s was already settled", call_id, exc_info=True)
-        self.surface.keys_changed()
-        return call_id, answer
+        """a / s / r on a question (`OpenQuestions.answer`)."""
+        answered = self.questions.answer(key, reason, call_id)
+        if answered is not None:
+            self.surface.keys_changed()
+        return answered
 
     # -- interrupting and leaving ---------------------------------------------------------
 
@@ -365,6 +353,12 @@ class TurnController(SessionIntents):
     def quit(self) -> None:
         """Ctrl+Q or /quit: interrupt what runs; the caller closes the window."""
         self.interrupt()
+
+    def window_closed(self) -> None:
+        """The window closes: the running turn stops (its open questions with it); what is
+        queued stays unsent. The core itself closes after (`close`)."""
+        if self.port is not None and self.running:
+            self.port.cancel()
 
     def close(self) -> None:
         """The window is gone: stop the core's commands and servers."""
