@@ -20,7 +20,7 @@ from typing import Any
 
 from mm_tui.agent.calls.quoting import ASKING_AGAIN, empty_answer
 from mm_tui.agent.checkpoints import Checkpoints, UndoResult, undo_note
-from mm_tui.agent.compaction import compact
+from mm_tui.agent.compaction import TURN_FILLS_CONTEXT, compact, plan_compaction
 from mm_tui.agent.config import Config
 from mm_tui.agent.context import ContextBudget, estimate_tokens
 from mm_tui.agent.conversation import Conversation
@@ -85,6 +85,7 @@ class Agent:
         self.startup_notices += self.conversation.open(resume, continue_last, self.cwd)
         self.model = self.model or self.session.model
         self.budget = ContextBudget(config.context_window)
+        self._turn_fills_said = False  # this turn was said to hold the whole context
         self.model_call = ModelCall(
             config,
             self.client,
@@ -272,6 +273,7 @@ class Agent:
     def run_turn(self, text: str) -> TurnEnded:
         """Run one user turn to its end; blocking. Never raises for a fault: it ends the turn."""
         self.signals.begin()
+        self._turn_fills_said = False
         tally = TurnTally()
         self.sink(TurnStarted(text))
         content = self.shell.attach_to(text)  # the outputs of `!command`s since the last one
@@ -363,14 +365,17 @@ class Agent:
     # -- compaction -------------------------------------------------------------------------
 
     def _auto_compact(self) -> None:
-        if self.budget.over(self.config.auto_compact):
-            self.sink(
-                Notice(
-                    "info",
-                    f"{self.budget.used} of {self.budget.window} tokens used — compacting",
-                )
-            )
+        """Past `autoCompact`: the conversation's middle summarised; when this turn holds it
+        all (nothing older to compact), said once a turn instead of at each call."""
+        if not self.budget.over(self.config.auto_compact):
+            return
+        used = f"{self.budget.used} of {self.budget.window} tokens used"
+        if plan_compaction(self.conversation.messages) is not None:
+            self.sink(Notice("info", f"{used} — compacting"))
             self._compact()
+        elif not self._turn_fills_said:
+            self._turn_fills_said = True
+            self.sink(Notice("warning", used + TURN_FILLS_CONTEXT))
 
     def compact(self) -> None:
         """`/compact`: summarise the middle of the conversation (blocking). The loop detector

@@ -66,6 +66,13 @@ class CompactionPlan:
         return [*self.head, self.dropped_note(), *self.tail]
 
 
+#: After "N of W tokens used" when automatic compaction finds only the current turn to keep.
+TURN_FILLS_CONTEXT = (
+    " by this turn alone: nothing older to compact, so the server may cut the turn's start "
+    "(a larger context window helps)"
+)
+
+
 def split_turns(
     messages: list[Message],
 ) -> tuple[list[Message], list[list[Message]]]:
