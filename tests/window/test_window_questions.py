@@ -49,6 +49,26 @@ def question_for(app: Any, call_number: int) -> PermissionQuestion | None:
     return None
 
 
+async def question_with_the_keys(pilot: Any, app: Any, number: int) -> PermissionQuestion:
+    """Wait for the question of the model's `number`-th reply to appear and take the keys."""
+    await wait_for(pilot, lambda: question_for(app, number) is not None, f"question {number}")
+    question = question_for(app, number)
+    assert question is not None
+    await wait_for(pilot, lambda: question.has_focus, f"question {number} takes the keys")
+    return question
+
+
+async def at_the_second_question(
+    pilot: Any, app: Any, clock: HandClock, message: str
+) -> PermissionQuestion:
+    """Send `message`, allow the first question (by F2: it came as Enter was pressed), and
+    wait for the second to take the keys."""
+    await send(pilot, message)
+    clock.advance(PROMPT_QUIET_SECONDS)
+    await answer(pilot, "a")
+    return await question_with_the_keys(pilot, app, 2)
+
+
 async def test_typing_a_message_full_of_a_s_and_r_while_a_question_waits_answers_nothing(
     model_server: Any, live_app: Any, project: Path
 ) -> None:
@@ -89,10 +109,7 @@ async def test_a_question_takes_the_keys_when_it_appears_unless_the_person_just_
         clock.advance(PROMPT_QUIET_SECONDS)  # the person reads; the prompt is quiet
         await pilot.press("a")  # F2 was deliberate: its key answers at once
         await wait_for(pilot, lambda: (project / "first.txt").exists(), "the first runs")
-        await wait_for(pilot, lambda: question_for(app, 2) is not None, "the second question")
-        second = question_for(app, 2)
-        assert second is not None
-        await wait_for(pilot, lambda: second.has_focus, "the second takes the keys by itself")
+        await question_with_the_keys(pilot, app, 2)  # by itself
         clock.advance(ARRIVAL_GUARD_SECONDS)
         await pilot.press("a")  # one key, no F2
         await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
@@ -124,10 +141,7 @@ async def test_keys_typed_on_across_a_question_s_arrival_answer_nothing(
         # does take the keys: the test above was not passing for want of a question to type on.
         clock.advance(PROMPT_QUIET_SECONDS)
         await answer(pilot, "a")
-        await wait_for(pilot, lambda: question_for(app, 2) is not None, "the next question")
-        second = question_for(app, 2)
-        assert second is not None
-        await wait_for(pilot, lambda: second.has_focus, "a quiet prompt: it takes the keys")
+        await question_with_the_keys(pilot, app, 2)  # a quiet prompt: it takes the keys
         clock.advance(ARRIVAL_GUARD_SECONDS)
         await pilot.press("r", "enter")
         await wait_for(pilot, lambda: not app.turns.running, "the turn ends")
@@ -143,13 +157,7 @@ async def test_keys_pressed_just_after_a_question_takes_the_keys_do_not_answer_i
     app = live_app(clock=clock)
     async with app.run_test() as pilot:
         prompt = app.query_one(PromptInput)
-        await send(pilot, "make two files")
-        clock.advance(PROMPT_QUIET_SECONDS)
-        await answer(pilot, "a")
-        await wait_for(pilot, lambda: question_for(app, 2) is not None, "the second question")
-        second = question_for(app, 2)
-        assert second is not None
-        await wait_for(pilot, lambda: second.has_focus, "it takes the keys")
+        await at_the_second_question(pilot, app, clock, "make two files")
         clock.advance(ARRIVAL_GUARD_SECONDS - 0.05)  # typed ahead: no one reads that fast
         await pilot.press("a")
         await pilot.pause(0.2)
@@ -172,10 +180,7 @@ async def test_three_questions_in_a_row_take_three_keys(
         clock.advance(PROMPT_QUIET_SECONDS)
         await answer(pilot, "a")  # it came as Enter was pressed: F2
         for number, name in enumerate(("one.txt", "two.txt", "three.txt"), start=2):
-            await wait_for(pilot, lambda n=number: question_for(app, n) is not None, name)
-            question = question_for(app, number)
-            assert question is not None
-            await wait_for(pilot, lambda q=question: q.has_focus, f"{name}: it has the keys")
+            await question_with_the_keys(pilot, app, number)
             clock.advance(ARRIVAL_GUARD_SECONDS)
             await pilot.press("a")
             await wait_for(pilot, lambda n=name: (project / n).exists(), f"{name} runs")
@@ -192,13 +197,7 @@ async def test_space_on_a_question_with_the_keys_types_and_esc_gives_the_keys_ba
     app = live_app(clock=clock)
     async with app.run_test() as pilot:
         prompt = app.query_one(PromptInput)
-        await send(pilot, "make two files")
-        clock.advance(PROMPT_QUIET_SECONDS)
-        await answer(pilot, "a")
-        await wait_for(pilot, lambda: question_for(app, 2) is not None, "the second question")
-        second = question_for(app, 2)
-        assert second is not None
-        await wait_for(pilot, lambda: second.has_focus, "it takes the keys")
+        second = await at_the_second_question(pilot, app, clock, "make two files")
         clock.advance(ARRIVAL_GUARD_SECONDS)
         await pilot.press("space")  # a message begins: not its row's fold key
         await pilot.pause(0.2)
