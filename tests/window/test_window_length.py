@@ -172,18 +172,24 @@ async def test_dragging_over_a_huge_list_or_table_selects_and_copies_its_lines(
         assert app.screen.get_selected_text() == expected
 
 
+def many_quick_calls(model_server: Any, live_app: Any, calls: int) -> Any:
+    """A window whose next turn is `calls` model calls of 4 quick commands each (all allowed),
+    then the answer "All done."."""
+    for n in range(calls):
+        model_server.enqueue(Reply(tool_calls=[
+            ToolCall("bash", {"command": f"echo step-{n}-{k}"}) for k in range(4)
+        ]))  # fmt: skip
+    model_server.enqueue(Reply(text="All done."))
+    return live_app(permissions="allow", max_turns=calls + 5)
+
+
 async def test_a_turn_of_many_quick_calls_shows_every_row_in_order_once_it_ends(
     model_server: Any, live_app: Any
 ) -> None:
     """Rows that flood in are taken in batches (event_bridge.TakePace): none is lost, none
     comes twice, each ends done, in the order of the calls, the answer after them."""
     calls = 45  # 180 rows: more than the layout keeps, so some leave it while the turn runs
-    for n in range(calls):
-        model_server.enqueue(Reply(tool_calls=[
-            ToolCall("bash", {"command": f"echo {n} {k}"}) for k in range(4)
-        ]))  # fmt: skip
-    model_server.enqueue(Reply(text="All done."))
-    app = live_app(permissions="allow", max_turns=calls + 5)
+    app = many_quick_calls(model_server, live_app, calls)
     async with app.run_test() as pilot:
         await send(pilot, "go")
         await wait_for(pilot, turn_over(app), "the turn ends")
@@ -204,12 +210,7 @@ async def test_a_followed_flood_of_rows_lays_out_only_about_a_view_and_loses_non
     they leave together), not hundreds: every layout walks them all. Every row is still
     there, in order: in the export, and coming back batch by batch on scrolling to the top."""
     calls = 50  # 200 rows, ten views of them
-    for n in range(calls):
-        model_server.enqueue(Reply(tool_calls=[
-            ToolCall("bash", {"command": f"echo step-{n}-{k}"}) for k in range(4)
-        ]))  # fmt: skip
-    model_server.enqueue(Reply(text="All done."))
-    app = live_app(permissions="allow", max_turns=calls + 5)
+    app = many_quick_calls(model_server, live_app, calls)
     async with app.run_test() as pilot:
         transcript = app.transcript
         mounted: list[int] = []  # after each take's frame
