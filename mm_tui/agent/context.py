@@ -172,9 +172,11 @@ def truncation_warning(sent_estimate: int, prompt_tokens: int, window: int) -> s
 
 OVERSIZED = (
     "the request went out larger than the context window: about {sent} tokens for a window "
-    "of {window} — the server drops the start of the conversation; /compact, or raise the "
-    "server's context and set contextWindow"
+    "of {window} — the server drops the start of the conversation; {remedy}"
 )
+#: What helps, when older turns could be summarised and when the turn alone is too large.
+COMPACT_OR_RAISE = "/compact, or raise the server's context and set contextWindow"
+RAISE_ONLY = "this turn alone is that large: raise the server's context and set contextWindow"
 
 
 class ContextBudget:
@@ -237,6 +239,7 @@ class ContextBudget:
         text: str,
         whole: int | None = None,
         first_counts_all: bool = True,
+        compactable: bool = True,
     ) -> str:
         """Record what one call used; returns a warning when the request was larger than the
         window or the server seems to have cut what it was sent, else "".
@@ -246,18 +249,21 @@ class ContextBudget:
         stands for it (nothing of this session is cached yet), unless `first_counts_all` is
         False: a server that counts only what it evaluated (Ollama) may hold the same fixed
         prompt from an earlier session. A later call's may leave out a cached prefix, so it is
-        not read as the size of the prompt: no warning, and the estimate stands when larger."""
+        not read as the size of the prompt: no warning, and the estimate stands when larger.
+        `compactable`: older turns could be summarised (`/compact` would help)."""
         first, self.first = self.first, False
         if whole is None and first and first_counts_all and usage is not None:
             whole = usage[0]
         self.prompt_counted = whole
         sent = estimate_tokens(request)
+        remedy = COMPACT_OR_RAISE if compactable else RAISE_ONLY
+        oversized = OVERSIZED.format(sent=sent, window=self.window, remedy=remedy)
         if usage is None:
             self.used = sent + len(text) // CHARS_PER_TOKEN
-            return OVERSIZED.format(sent=sent, window=self.window) if sent > self.window else ""
+            return oversized if sent > self.window else ""
         self.used = (whole if whole is not None else max(usage[0], sent)) + usage[1]
         if sent > self.window:
-            return OVERSIZED.format(sent=sent, window=self.window)
+            return oversized
         if whole is None:
             return ""
         return truncation_warning(sent, whole, self.window) or ""

@@ -16,6 +16,7 @@ from mm_tui.agent.calls import CUT_REASON
 from mm_tui.agent.calls.native_repair import mend_native_call
 from mm_tui.agent.calls.quoting import empty_answer, is_lead_in
 from mm_tui.agent.chunk_feed import ChunkFeed
+from mm_tui.agent.compaction import plan_compaction
 from mm_tui.agent.config import Config
 from mm_tui.agent.constrained_retry import ConstrainedRetry
 from mm_tui.agent.context import ContextBudget
@@ -232,8 +233,9 @@ class ModelCall:
             smaller = self.budget.check_configured(self.config.base_url, str(request["model"]))
             if smaller:
                 self.signals.sink(Notice("warning", smaller))
+        compactable = plan_compaction(self.conversation.messages) is not None
         warning = self.budget.after_call(
-            request, assembler.usage, assembler.text, whole, first_counts_all
+            request, assembler.usage, assembler.text, whole, first_counts_all, compactable
         )
         if warning and self._tools_dropped(request, assembler):
             warning = ""  # a short count because the template dropped the tools, not a cut

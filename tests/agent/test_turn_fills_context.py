@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from mm_tui.agent.compaction import TURN_FILLS_CONTEXT
+from mm_tui.agent.context import RAISE_ONLY
 from mm_tui.agent.events import Notice
 from scripted_server import Reply, ScriptedServer, ToolCall
 from tests.agent.conftest import AgentFactory
@@ -32,6 +33,8 @@ def test_a_turn_that_alone_fills_the_context_is_said_once_not_at_each_call(
     assert len(full) == 1, notices
     assert " of 400 tokens used by this turn alone" in full[0]
     assert not [t for t in notices if "— compacting" in t or "nothing to compact yet" in t]
+    oversized = [t for t in notices if t.startswith("the request went out larger")]
+    assert len(oversized) == 1 and oversized[0].endswith(RAISE_ONLY)  # /compact cannot help
     assert len(model_server.requests) == 9  # every request a turn's call: no summary asked
 
 
