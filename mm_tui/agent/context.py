@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,7 +240,7 @@ class ContextBudget:
         text: str,
         whole: int | None = None,
         first_counts_all: bool = True,
-        compactable: bool = True,
+        compactable: Callable[[], bool] = lambda: True,
     ) -> str:
         """Record what one call used; returns a warning when the request was larger than the
         window or the server seems to have cut what it was sent, else "".
@@ -250,20 +251,22 @@ class ContextBudget:
         False: a server that counts only what it evaluated (Ollama) may hold the same fixed
         prompt from an earlier session. A later call's may leave out a cached prefix, so it is
         not read as the size of the prompt: no warning, and the estimate stands when larger.
-        `compactable`: older turns could be summarised (`/compact` would help)."""
+        `compactable()`: older turns could be summarised (`/compact` would help); asked only
+        for a request larger than the window."""
         first, self.first = self.first, False
         if whole is None and first and first_counts_all and usage is not None:
             whole = usage[0]
         self.prompt_counted = whole
         sent = estimate_tokens(request)
-        remedy = COMPACT_OR_RAISE if compactable else RAISE_ONLY
-        oversized = OVERSIZED.format(sent=sent, window=self.window, remedy=remedy)
         if usage is None:
             self.used = sent + len(text) // CHARS_PER_TOKEN
-            return oversized if sent > self.window else ""
-        self.used = (whole if whole is not None else max(usage[0], sent)) + usage[1]
+        else:
+            self.used = (whole if whole is not None else max(usage[0], sent)) + usage[1]
         if sent > self.window:
-            return oversized
+            remedy = COMPACT_OR_RAISE if compactable() else RAISE_ONLY
+            return OVERSIZED.format(sent=sent, window=self.window, remedy=remedy)
+        if usage is None or whole is None:
+            return ""
         if whole is None:
             return ""
         return truncation_warning(sent, whole, self.window) or ""

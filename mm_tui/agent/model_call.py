@@ -233,10 +233,10 @@ class ModelCall:
             smaller = self.budget.check_configured(self.config.base_url, str(request["model"]))
             if smaller:
                 self.signals.sink(Notice("warning", smaller))
-        compactable = plan_compaction(self.conversation.messages) is not None
         warning = self.budget.after_call(
-            request, assembler.usage, assembler.text, whole, first_counts_all, compactable
-        )
+            request, assembler.usage, assembler.text, whole, first_counts_all,
+            lambda: plan_compaction(self.conversation.messages) is not None,
+        )  # fmt: skip
         if warning and self._tools_dropped(request, assembler):
             warning = ""  # a short count because the template dropped the tools, not a cut
         if warning and not tally.warned_truncation:
