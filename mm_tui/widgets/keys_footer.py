@@ -36,7 +36,6 @@ class KeysFooter(Footer):
     """`Footer`, without the rebuilds that would draw the same keys again."""
 
     _shown: tuple[Hashable, ...] | None = None
-    _roomy = 0  # cells the keys take in the roomy (not compact) style
 
     def _keys_shown(self) -> tuple[Hashable, ...]:
         """What `Footer.compose` draws from the screen's bindings: each shown binding (its key,
@@ -55,21 +54,21 @@ class KeysFooter(Footer):
             drawn += 1
             yield widget
         self._shown = self._keys_shown() if drawn else None
-        self._roomy = sum(  # the keys' width in the roomy style: " key " then "description "
-            cell_len(self.app.get_key_display(binding)) + 2
-            + (cell_len(binding.description) + 1 if binding.description else 0)
-            for (_, binding, _, _) in self.screen.active_bindings.values()
-            if binding.show and drawn
-        )  # fmt: skip
-        self.call_after_refresh(self._fit)
+        self.call_after_refresh(self._fit)  # once the keys are mounted
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit()
 
     def _fit(self) -> None:
         """Compact when the keys, drawn in the roomy style, would not fit the width."""
+        roomy = sum(  # " key " then "description "
+            cell_len(key.key_display)
+            + 2
+            + (cell_len(key.description) + 1 if key.description else 0)
+            for key in self.query_children(FooterKey)
+        )
         if self.size.width:
-            self.compact = self._roomy > self.size.width
+            self.compact = roomy > self.size.width
 
     async def recompose(self) -> None:
         # Asked after each change of the bindings; these keys may be on screen already.
