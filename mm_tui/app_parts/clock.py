@@ -88,10 +88,14 @@ class Clock:
         )
         self.app.watch(status_line, "state", self._state_changed, init=False)
 
+    def _over_share(self) -> bool:
+        """The window is over its share of the time (`TakePace`: a flood of quick calls)."""
+        return self.pace is not None and not self.pace.due()
+
     def _state_changed(self, state: str) -> None:
         """A state where text does not flow (a tool runs, the turn ended): animate at once."""
         self.wake()
-        if state not in FLOWING_STATES and (self.pace is None or self.pace.due()):
+        if state not in FLOWING_STATES and not self._over_share():
             self._flow(False)
 
     @property
@@ -127,8 +131,8 @@ class Clock:
             return
         drew = await transcript.tick()
         since = transcript.clock() - transcript.text_at
-        over_share = self.pace is not None and not self.pace.due()
-        self._flow(status_line.state in FLOWING_STATES and since < FLOW_SECONDS or over_share)
+        flows = status_line.state in FLOWING_STATES and since < FLOW_SECONDS
+        self._flow(flows or self._over_share())
         if not self.flowing:
             self.frame += 1
             status_line.frame = self.frame
