@@ -231,8 +231,8 @@ class BlockWindow(VerticalScroll):
         return children[: children.index(self._gap)]
 
     async def _prune(self) -> None:
-        """While the bottom is followed, the finished blocks above `FOLLOW_SCREENS` views
-        leave the layout (once `FOLLOW_SLACK` of them gathered)."""
+        """While the bottom is followed, the finished blocks above the view and its
+        `FOLLOW_MARGIN` lines leave the layout (once `FOLLOW_SLACK` of them gathered)."""
         if not self.following or self._below:
             return
         children = list(self.children)
