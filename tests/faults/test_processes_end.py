@@ -53,13 +53,13 @@ def alive(pid: int) -> bool:
 
 
 def pids_of(folder: Path) -> list[int]:
-    wait_until(
-        lambda: (folder / "daemon.pid").exists() and (folder / "setsid.pid").exists(),
-        "both pid files",
-        timeout=15,
-        interval=0.02,
-    )
-    wait_until((folder / "daemon.pid").read_text, "the daemon's pid", timeout=15, interval=0.02)
+    def written(name: str) -> str:
+        """The file's text once its writer has put the pid in (a file is made empty first)."""
+        path = folder / name
+        return path.read_text().strip() if path.exists() else ""
+
+    for name in ("setsid.pid", "daemon.pid"):
+        wait_until(lambda n=name: written(n), f"the pid in {name}", timeout=15, interval=0.02)
     return [int((folder / name).read_text()) for name in ("setsid.pid", "daemon.pid")]
 
 

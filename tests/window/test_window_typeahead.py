@@ -91,7 +91,9 @@ HARNESS = textwrap.dedent(
         read = b""
         while b"END" not in read and select.select([0], [], [], 60)[0]:
             read += os.read(0, 4096)
-    Path(sys.argv[2]).write_bytes(read)
+    # Whole or absent: the test waits for the name, so the bytes go in before it appears.
+    Path(sys.argv[2] + ".part").write_bytes(read)
+    os.replace(sys.argv[2] + ".part", sys.argv[2])
     """
 )
 
