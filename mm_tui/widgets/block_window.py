@@ -139,17 +139,23 @@ class BlockWindow(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        at_end = new_value >= self.max_scroll_y
-        if at_end and not self._below:
+        if new_value >= self.max_scroll_y and not self._below:
             self._set_new_below(0)
+        if not self._busy:  # a revive's own scrolls are not the person's (`_done` looks)
+            self._bring_blocks_to_the_view(reached_top=new_value <= 0 < old_value)
+
+    def _bring_blocks_to_the_view(self, *, reached_top: bool) -> None:
+        """Records come back where the view went: above at the top, below near them; at the
+        bottom the anchor holds again."""
+        at_end = self.scroll_y >= self.max_scroll_y
         if self._scrolled_away and at_end:
-            self._scrolled_away = False  # back at the bottom: the anchor holds again
-        if self._busy or not self._scrolled_away and not self._below:
+            self._scrolled_away = False
+        if not self._scrolled_away and not self._below:
             return
-        if new_value <= 0 < old_value and self._archive:  # the person took it to the top
+        if reached_top and self._archive:
             self._busy = True
             self.call_later(self._revive_above)
-        elif self._below and (at_end or self._gap_y() < new_value + 2 * self.size.height):
+        elif self._below and (at_end or self._gap_y() < self.scroll_y + 2 * self.size.height):
             self._busy = True
             self.call_later(self._jump_to_bottom if at_end else self._revive_below)
 
@@ -284,7 +290,7 @@ class BlockWindow(VerticalScroll):
                     self._below[:0] = self._to_records(leaving)
                     await self._remove_out_of_view(leaving)
         finally:
-            self._done()
+            self.call_after_refresh(self._done)  # after the view is kept (and the page up)
 
     async def _revive_below(self) -> None:
         """The oldest records below come back before the tail; blocks far above leave."""
@@ -305,14 +311,18 @@ class BlockWindow(VerticalScroll):
                     await self._remove_out_of_view(leaving)
                     self.call_after_refresh(self._keep_view, anchor, offset)
         finally:
-            self._done()
+            self.call_after_refresh(self._done)
 
     def _done(self) -> None:
-        """A revive ended; End may have been pressed meanwhile (it waited for this)."""
+        """A revive ended, its view kept. Meanwhile End may have been pressed (it waited for
+        this), or the person may have reached the top or the records below again: a scroll
+        that arrived while `_busy` asked for nothing."""
         self._busy = False
         if self.following and self._below:
             self._busy = True
             self.call_later(self._jump_to_bottom)
+        else:
+            self._bring_blocks_to_the_view(reached_top=self.scroll_y <= 0)
 
     async def _remove_out_of_view(self, blocks: list[Widget]) -> None:
         """Unmount blocks far from the view; a focused one loses the focus first, so that

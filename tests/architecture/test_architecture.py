@@ -27,6 +27,11 @@ LONG_MODULES: dict[str, tuple[int, str]] = {
         "the one App class: Textual looks for bindings, actions, message handlers and the "
         "palette's commands on the App; the work itself is in mm_tui/app_parts/",
     ),
+    "mm_tui/widgets/block_window.py": (
+        430,
+        "one class: the column's three parts (records above, mounted blocks, records below) "
+        "and the scrolls that move blocks between them keep one invariant, read in one file",
+    ),
 }
 LOGGING_NAMES = {"log", "logger", "logging", "_log", "LOG"}
 

@@ -86,6 +86,44 @@ async def test_scrolling_back_to_the_top_brings_the_first_turn_back_in_order(
         assert "c0_0" in transcript.rows
 
 
+async def test_the_top_reached_while_blocks_below_come_back_brings_the_batch_above(
+    still_app: Any,
+) -> None:
+    """After a few visits to the top, blocks far below the view left (records below). The
+    person scrolls down near them, which asks for them back, and at once back to the top:
+    that scroll came while the column was busy and asked for nothing, so the view sat at the
+    top and no older blocks came back until the person scrolled away and up again (seen as
+    a flaky test of a flood of rows, whose scrolls met a revive below)."""
+    app = still_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await play(pilot, [event for n in range(TURNS) for event in turn(n)])
+        transcript = app.transcript
+
+        def below() -> int:
+            return len(transcript._below)  # pyright: ignore[reportPrivateUsage]
+
+        def first_row() -> str:
+            rows = (child for child in transcript.children if isinstance(child, ToolRow))
+            return next(rows).call_id
+
+        for _ in range(10):  # each visit to the top brings a batch back, until some leave below
+            if below():
+                break
+            transcript.scroll_home(animate=False, immediate=True)
+            await wait_for(pilot, lambda: transcript.scroll_y > 0,
+                           "a batch comes back above, the view kept")  # fmt: skip
+        assert below(), "no blocks left below the view"
+        await settle(pilot)
+        before, height = first_row(), transcript.size.height
+        near_below = transcript._gap_y() - 2 * height + 1  # pyright: ignore[reportPrivateUsage]
+        assert 0 < near_below < transcript.max_scroll_y
+        transcript.scroll_to(y=near_below, animate=False, immediate=True)
+        transcript.scroll_home(animate=False, immediate=True)  # before that revive even began
+        await wait_for(pilot, lambda: first_row() != before and transcript.scroll_y > 0,
+                       "the top reached meanwhile brings the next batch back")  # fmt: skip
+        assert transcript.to_markdown().count("> turn 0") == 1
+
+
 @pytest.mark.usefixtures("own_markdown")  # mm-tui's own drawing (fast_answer.py)
 async def test_an_answer_of_hundreds_of_list_items_is_one_widget_showing_its_end(
     still_app: Any,
