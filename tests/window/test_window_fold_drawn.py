@@ -8,7 +8,6 @@ bench's fold probe; this drives mm-tui in tmux and reads the screen.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,8 +37,9 @@ def test_enter_on_a_finished_row_shows_and_hides_its_output_on_the_terminal(
         screen, "the turn over", lambda s: "All done below the row." in s and "Ready" in s
     )
     assert "row-output-body" not in screen()  # a finished row is folded...
-    tmux("send-keys", "-t", "mm", "BTab")  # ...the row gets the focus
-    time.sleep(0.5)
+    assert "Fold/unfold" not in screen()  # (the prompt has the focus)
+    tmux("send-keys", "-t", "mm", "BTab")  # ...the row gets the focus (its keys in the footer)
+    wait_for_screen(screen, "the row focused", lambda s: "Fold/unfold" in s, 20)
     tmux("send-keys", "-t", "mm", "Enter")  # unfold
     wait_for_screen(screen, "the row unfolded", lambda s: "row-output-body" in s, 20)
     tmux("send-keys", "-t", "mm", "Enter")  # fold again
