@@ -132,8 +132,8 @@ async def test_the_top_line_names_the_servers_model_once_the_check_finds_it_befo
         panel = app.query_one(FirstRunPanel)
         await wait_for(pilot, lambda: panel.findings is not None, "the check answered")
         await wait_for(pilot, lambda: app.turns.port is not None, "the core is ready")
-        await pilot.pause()
-        assert "mm-tui · first-listed · context" in top_line(app)
+        await wait_for(pilot, lambda: "mm-tui · first-listed · context" in top_line(app),
+                       "the listed model on the top line")  # fmt: skip
         assert model_server.requests == []  # known without a turn
 
 
