@@ -290,7 +290,7 @@ class BlockWindow(VerticalScroll):
                     self._below[:0] = self._to_records(leaving)
                     await self._remove_out_of_view(leaving)
         finally:
-            self.call_after_refresh(self._done)  # after the view is kept (and the page up)
+            self.call_after_refresh(self._done)  # after the view is kept (`_keep_view`)
 
     async def _revive_below(self) -> None:
         """The oldest records below come back before the tail; blocks far above leave."""
